@@ -1,0 +1,5 @@
+import sys
+
+from symtrace.cli import main
+
+sys.exit(main())

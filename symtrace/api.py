@@ -1,0 +1,304 @@
+"""The in-process Python API: `record()` and `replay()` as context managers.
+
+    with symtrace.record("bundles/run1", task="plan a trip") as rec:
+        run_my_agents()
+        rec.final_result(answer)
+
+    with symtrace.replay("bundles/run1"):          # strict: raises ReplayDivergence
+        run_my_agents()
+
+    with symtrace.replay("bundles/run1", anchor="agent_action_0003",
+                         guidance="Check the date first.", out="bundles/run1-fix"):
+        run_my_agents()                            # prefix replayed, then live
+
+The CLI (`symtrace record/replay -- CMD`) drives the same sessions inside a child process.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import secrets as _secrets
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from symtrace import adapters as adapter_registry
+from symtrace import http_boundary
+from symtrace.bundle.format import KIND_RECORDING, KIND_SELECTIVE
+from symtrace.bundle.reader import Bundle, load_bundle
+from symtrace.bundle.writer import BundleWriter
+from symtrace.canonical import RULE_IDS, JSONValue, to_json_value
+from symtrace.errors import NoDependentLLMRequest, ReplayDivergence, UnreplayableEvent
+from symtrace.events import EventType
+from symtrace.graph import first_dependent_llm
+from symtrace.guidance import DEFAULT_PLACEMENT, validate_placement
+from symtrace.outcome import complete_bundle
+from symtrace.redact import Redactor
+from symtrace.replayer import Replayer
+from symtrace.runtime_info import runtime_config, version_warnings
+from symtrace.session import Recorder, Session, activate, active, deactivate
+
+
+class SymtraceWarning(UserWarning):
+    """Something differs from the recording that may explain a divergence."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedAnchor:
+    requested: str
+    event_id: str
+    note: str | None
+
+
+def resolve_anchor(bundle: Bundle, requested: str) -> ResolvedAnchor:
+    """Check an anchor before anything runs; move a non-LLM anchor to its first LLM dependent."""
+    if bundle.manifest.get("replayable") is False:
+        raise UnreplayableEvent(f"{bundle.path} is an analysis-only trace; it cannot be replayed")
+    event = bundle.event(requested)
+    if event.is_llm:
+        return ResolvedAnchor(requested, event.id, None)
+    target = first_dependent_llm(bundle.events, event.id)
+    if target is None:
+        raise NoDependentLLMRequest(
+            f"anchor {requested} is a {event.type.value}, and no LLM request depends on it; "
+            "guidance can only be placed in an LLM request"
+        )
+    return ResolvedAnchor(
+        requested,
+        target.id,
+        f"anchor {requested} is a {event.type.value}, not an LLM request: moved to "
+        f"{target.id}, the first LLM request that depends on it",
+    )
+
+
+def new_manifest(
+    *,
+    kind: str,
+    task: JSONValue,
+    state: JSONValue,
+    config: JSONValue,
+    seed: int,
+    hash_seed: str | None,
+    adapters: Sequence[str],
+    command: dict[str, Any] | None = None,
+    lineage: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "task": to_json_value(task),
+        "initial_state": {
+            "random_seed": seed,
+            "hash_seed": hash_seed,
+            "user": to_json_value(state),
+        },
+        "config": {
+            **runtime_config(),
+            "adapters": sorted(adapters),
+            "normalisation": list(RULE_IDS),
+            "command": command,
+            "user": to_json_value(config),
+        },
+        "lineage": lineage,
+        "replayable": True,
+    }
+
+
+def new_seed() -> int:
+    return _secrets.randbits(32)
+
+
+class Handle:
+    """What `record()` / `replay()` yield: the bundle path and the live session."""
+
+    def __init__(self, path: Path | None, session: Session) -> None:
+        self.path = path
+        self.session = session
+
+    def final_result(self, value: Any) -> None:
+        """Declare the run's final output (becomes the final_result node's value)."""
+        self.session.declare_final(to_json_value(value))
+
+
+def final_result(value: Any) -> None:
+    """Declare the final output of the run under the active session (no-op without one)."""
+    session = active()
+    if session is not None:
+        session.declare_final(to_json_value(value))
+
+
+@contextmanager
+def record(
+    path: str | os.PathLike[str],
+    *,
+    task: JSONValue = None,
+    state: JSONValue = None,
+    config: JSONValue = None,
+    seed: int | None = None,
+    secrets: Sequence[str] = (),
+    adapters: Sequence[str] | None = None,
+    overwrite: bool = False,
+) -> Iterator[Handle]:
+    """Record every boundary call made inside the block into a bundle at *path*.
+
+    Python's `random` is seeded from a recorded seed (s0) so programs that draw from it make
+    the same draws on replay. A block that raises still produces a complete bundle whose
+    outcome is "error": failing runs are the ones worth keeping.
+    """
+    seed = new_seed() if seed is None else seed
+    redactor = Redactor.from_environment(secrets)
+    names = adapter_registry.resolve(adapters)
+    manifest = new_manifest(
+        kind=KIND_RECORDING, task=task, state=state, config=config, seed=seed,
+        hash_seed=os.environ.get("PYTHONHASHSEED"), adapters=[a.name for a in names],
+    )
+    writer = BundleWriter(path, manifest, redactor=redactor, overwrite=overwrite).open()
+    session = Recorder(writer, redactor)
+    with _installed(session, names):
+        random.seed(seed)
+        handle = Handle(Path(path), session)
+        try:
+            yield handle
+        except BaseException as exc:
+            complete_bundle(writer, exit_code=None, value=session.final_value, status="error",
+                            error=f"{type(exc).__name__}: {exc}")
+            raise
+    complete_bundle(writer, exit_code=None, value=session.final_value, status="ok")
+
+
+@contextmanager
+def replay(
+    path: str | os.PathLike[str],
+    *,
+    anchor: str | None = None,
+    guidance: str | None = None,
+    placement: str = DEFAULT_PLACEMENT,
+    out: str | os.PathLike[str] | None = None,
+    secrets: Sequence[str] = (),
+    adapters: Sequence[str] | None = None,
+    overwrite: bool = False,
+) -> Iterator[Handle]:
+    """Replay the bundle at *path* inside the block: strict, or selective with *anchor*.
+
+    Strict: every boundary call must match the next expected record; the first divergence is
+    raised (again at exit even if the program swallowed it), and so is a run that ends with
+    records unconsumed. Selective: records are served up to *anchor*, the anchor's request gets
+    *guidance*, and it and everything causally after it run live; with *out* the whole new
+    trajectory is written as a child bundle.
+    """
+    bundle = load_bundle(path)
+    validate_placement(placement)
+    resolved = resolve_anchor(bundle, anchor) if anchor else None
+    if resolved and resolved.note:
+        warnings.warn(resolved.note, SymtraceWarning, stacklevel=3)
+    redactor = Redactor.from_environment(secrets)
+    recorded_adapters = bundle.config.get("adapters", [])
+    names = adapter_registry.resolve(adapters if adapters is not None else recorded_adapters)
+    notes = version_warnings(bundle.config.get("versions", {}))
+    for note in notes:
+        warnings.warn(note, SymtraceWarning, stacklevel=3)
+    writer = None
+    if out is not None:
+        if resolved is None:
+            raise ValueError("out= is only meaningful with an anchor (a strict replay adds nothing)")
+        manifest = child_manifest(bundle, [a.name for a in names])
+        writer = BundleWriter(out, manifest, redactor=redactor, overwrite=overwrite,
+                              staging=True).open()
+    session = Replayer(
+        bundle, redactor, anchor=resolved.event_id if resolved else None,
+        guidance=guidance, placement=placement, writer=writer, warnings=notes,
+    )
+    with _installed(session, names):
+        random.seed(bundle.initial_state.get("random_seed"))
+        handle = Handle(Path(out) if out else None, session)
+        try:
+            yield handle
+        except ReplayDivergence:
+            _abort(writer)
+            raise
+        except BaseException as exc:
+            _close_or_abort(session, writer, cause=exc)
+            _complete_child(session, writer, resolved, str(path),
+                            status="error", error=f"{type(exc).__name__}: {exc}")
+            raise
+        _close_or_abort(session, writer, cause=None)
+    _complete_child(session, writer, resolved, str(path), status="ok", error=None)
+
+
+def _complete_child(session: Replayer, writer: BundleWriter | None,
+                    resolved: ResolvedAnchor | None, parent: str, *, status: str,
+                    error: str | None, exit_code: int | None = None,
+                    stdout: bytes | None = None) -> None:
+    if writer is None or resolved is None:
+        return
+    lineage = session.lineage(parent)
+    lineage["requested_anchor"] = resolved.requested
+    lineage["anchor_note"] = resolved.note
+    complete_bundle(writer, exit_code=exit_code, value=session.final_value, stdout=stdout,
+                    status=status, error=error, lineage=lineage)
+
+
+def child_manifest(bundle: Bundle, adapters: Sequence[str]) -> dict[str, Any]:
+    """A child bundle inherits T, s0 and c from its parent."""
+    manifest = new_manifest(
+        kind=KIND_SELECTIVE,
+        task=bundle.task,
+        state=bundle.initial_state.get("user"),
+        config=bundle.config.get("user"),
+        seed=bundle.initial_state.get("random_seed", 0),
+        hash_seed=bundle.initial_state.get("hash_seed"),
+        adapters=adapters,
+        command=bundle.config.get("command"),
+    )
+    return manifest
+
+
+def _close_or_abort(session: Replayer, writer: BundleWriter | None, cause: BaseException | None
+                    ) -> None:
+    try:
+        session.close()
+    except ReplayDivergence as divergence:
+        _abort(writer)
+        if cause is not None:
+            raise divergence from cause
+        raise
+
+
+def _abort(writer: BundleWriter | None) -> None:
+    if writer is not None:
+        writer.abort()
+
+
+@contextmanager
+def _installed(session: Session, names: Sequence[Any]) -> Iterator[None]:
+    """Activate *session* and install the HTTP boundary and adapters; undo in reverse."""
+    activate(session)
+    installed: list[Any] = []
+    try:
+        http_boundary.install()
+        try:
+            for adapter in names:
+                adapter.install()
+                installed.append(adapter)
+            yield
+        finally:
+            for adapter in reversed(installed):
+                adapter.uninstall()
+            http_boundary.uninstall()
+    finally:
+        deactivate(session)
+
+
+__all__ = [
+    "EventType",
+    "Handle",
+    "ResolvedAnchor",
+    "SymtraceWarning",
+    "final_result",
+    "record",
+    "replay",
+    "resolve_anchor",
+]

@@ -1,0 +1,137 @@
+"""The single definition of "the same request".
+
+Two boundary calls are the same call when their canonical forms are byte-identical. The
+canonical form of a value is its JSON with sorted keys (orjson, OPT_SORT_KEYS), after the
+normalisation rules below have been applied. The rules are data: their ids are written into
+every bundle (manifest `config.normalisation`) so a divergence report can say which applied.
+
+Rules are deliberately few. Everything that shapes the model's output (model, messages,
+tools, tool_choice, response_format, sampling parameters, stream, stream_options) is kept.
+Headers are never part of the key: they carry per-process noise (user-agent, retry counts,
+idempotency keys) and secrets. Host and port are dropped because a recorded endpoint on
+127.0.0.1:53211 is the same endpoint on 127.0.0.1:40100 in the next process.
+
+Changing anything here changes digests: tests pin golden digests, and FORMAT_VERSION must be
+bumped with them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from symtrace.errors import CanonicalizationError
+
+JSONValue = Any  # None | bool | int | float | str | list[JSONValue] | dict[str, JSONValue]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    description: str
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("sort-keys", "object keys are sorted; arrays keep their order"),
+    Rule("http-drop-headers", "HTTP headers are not part of a request's identity"),
+    Rule("http-drop-origin", "scheme, host and port are dropped; method, path and query stay"),
+    Rule(
+        "tool-call-ids-to-ordinals",
+        "provider-generated tool-call ids echoed back in messages[].tool_calls[].id and "
+        "messages[].tool_call_id are replaced by their order of first appearance (call#0, …)",
+    ),
+    Rule("floats-integral", "a float with an integral value equals the integer (1.0 == 1)"),
+)
+RULE_IDS: tuple[str, ...] = tuple(rule.id for rule in RULES)
+
+
+def to_json_value(value: object, path: str = "") -> JSONValue:
+    """Return *value* as plain JSON data, or raise CanonicalizationError naming the path.
+
+    Tuples become lists; non-string keys and non-finite floats are refused rather than guessed,
+    because a guess (repr, str) would make digests depend on memory addresses or locale.
+    """
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise CanonicalizationError(path, value)
+        return int(value) if value.is_integer() and abs(value) < 2**53 else value
+    if isinstance(value, dict):
+        out: dict[str, JSONValue] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise CanonicalizationError(f"{path}/{key!r}", key)
+            out[key] = to_json_value(item, f"{path}/{_escape(key)}")
+        return out
+    if isinstance(value, list | tuple):
+        return [to_json_value(item, f"{path}/{i}") for i, item in enumerate(value)]
+    raise CanonicalizationError(path, value)
+
+
+def canonical_bytes(value: object) -> bytes:
+    """Canonical JSON bytes of *value* (sorted keys, no whitespace)."""
+    return orjson.dumps(to_json_value(value), option=orjson.OPT_SORT_KEYS)
+
+
+def pretty_bytes(value: object) -> bytes:
+    """Sorted, indented JSON for files people read."""
+    return orjson.dumps(
+        to_json_value(value), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
+    )
+
+
+def normalise_tool_call_ids(body: JSONValue) -> JSONValue:
+    """Replace echoed tool-call ids in a chat request by ordinals of first appearance.
+
+    A provider invents these ids; the program only echoes them. Mapping them to ordinals keeps
+    the *structure* (which result answers which call) in the key while dropping the noise.
+    """
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return body
+    ids: dict[str, str] = {}
+
+    def ordinal(raw: object) -> object:
+        if not isinstance(raw, str):
+            return raw
+        return ids.setdefault(raw, f"call#{len(ids)}")
+
+    messages = []
+    for message in body["messages"]:
+        if isinstance(message, dict):
+            message = dict(message)
+            calls = message.get("tool_calls")
+            if isinstance(calls, list):
+                message["tool_calls"] = [
+                    {**call, "id": ordinal(call.get("id"))} if isinstance(call, dict) else call
+                    for call in calls
+                ]
+            if "tool_call_id" in message:
+                message["tool_call_id"] = ordinal(message["tool_call_id"])
+        messages.append(message)
+    return {**body, "messages": messages}
+
+
+def canonical_http_request(
+    method: str, path: str, query: str, body: JSONValue | bytes | None
+) -> dict[str, JSONValue]:
+    """The canonical identity of an HTTP boundary call (rules http-drop-*, tool-call ids)."""
+    if isinstance(body, bytes | bytearray):
+        content: JSONValue = {"$bytes": bytes(body).decode("utf-8", "replace")}
+    else:
+        content = normalise_tool_call_ids(to_json_value(body))
+    return {"method": method.upper(), "path": path, "query": query, "body": content}
+
+
+def canonical_tool_call(name: str, arguments: object) -> dict[str, JSONValue]:
+    """The canonical identity of a tool call: its name and arguments (call ids excluded)."""
+    return {"tool": name, "arguments": to_json_value(arguments)}
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")

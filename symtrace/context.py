@@ -1,0 +1,93 @@
+"""Attribution: which agent made a boundary call, on which lane, and why.
+
+Adapters (and users) set attribution with `symtrace.agent(...)` / `symtrace.lane(...)`; it
+lives in ContextVars so it follows asyncio tasks and context-copying thread pools.
+
+A *lane* is a sequential actor. Explicit lanes (set by an adapter or the user) and the
+implicit `main` lane (the main thread outside asyncio) are **strict**: their calls must come in
+recorded order. Calls from other threads and asyncio tasks without explicit attribution fall
+into **pooled** lanes (`thread:<name>`, `task:<name>`): which worker runs which call varies from
+run to run, so replay matches them by content among the causally enabled records instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+_agent: ContextVar[str | None] = ContextVar("symtrace_agent", default=None)
+_lane: ContextVar[str | None] = ContextVar("symtrace_lane", default=None)
+_reason: ContextVar[str | None] = ContextVar("symtrace_reason", default=None)
+
+MAIN_LANE = "main"
+POOLED_PREFIXES = ("thread:", "task:")
+
+
+@dataclass(frozen=True, slots=True)
+class Attribution:
+    agent: str | None
+    lane: str
+    reason: str | None
+
+    @property
+    def strict(self) -> bool:
+        return is_strict_lane(self.lane)
+
+
+def is_strict_lane(lane: str) -> bool:
+    return not lane.startswith(POOLED_PREFIXES)
+
+
+@contextmanager
+def agent(name: str, *, lane: str | None = None, reason: str | None = None) -> Iterator[None]:
+    """Attribute boundary calls inside the block to agent *name* (its lane unless given)."""
+    tokens = [_agent.set(name), _lane.set(lane or name)]
+    reason_token = _reason.set(reason)
+    try:
+        yield
+    finally:
+        _reason.reset(reason_token)
+        _lane.reset(tokens[1])
+        _agent.reset(tokens[0])
+
+
+@contextmanager
+def lane(name: str) -> Iterator[None]:
+    """Run the block's boundary calls on the strict lane *name*."""
+    token = _lane.set(name)
+    try:
+        yield
+    finally:
+        _lane.reset(token)
+
+
+@contextmanager
+def reason(text: str) -> Iterator[None]:
+    """Say why the calls in the block are made (e.g. "speaker_selection")."""
+    token = _reason.set(text)
+    try:
+        yield
+    finally:
+        _reason.reset(token)
+
+
+def current() -> Attribution:
+    explicit = _lane.get()
+    return Attribution(_agent.get(), explicit or _implicit_lane(), _reason.get())
+
+
+def _implicit_lane() -> str:
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        task = None
+    if task is not None:
+        return f"task:{task.get_name()}"
+    thread = threading.current_thread()
+    if thread is threading.main_thread():
+        return MAIN_LANE
+    return f"thread:{thread.name}"

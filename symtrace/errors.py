@@ -1,0 +1,189 @@
+"""Every error symtrace raises, in one tree.
+
+    SymtraceError
+    ├── BundleError
+    │   ├── BundleNotFound            (also FileNotFoundError)
+    │   ├── BundleFormatError         (also ValueError) — corrupt, truncated, not a bundle
+    │   │   └── UnsupportedBundleVersion
+    │   ├── BundleIntegrityError      — a stored digest does not match the bytes
+    │   ├── BundleExistsError         (also FileExistsError) — refusing to overwrite
+    │   └── BundleWriteError          (also OSError) — output not writable
+    ├── CanonicalizationError         (also TypeError) — a value has no canonical JSON form
+    ├── RedactionError                — a secret-shaped value was about to reach disk
+    ├── AnchorError                   (also LookupError)
+    │   ├── UnknownEvent              — no event with that id
+    │   └── NoDependentLLMRequest     — anchor is not an LLM call and nothing LLM depends on it
+    ├── AdapterError
+    │   ├── AdapterNotFound           (also LookupError)
+    │   ├── AdapterUnavailable        (also ImportError) — framework not installed
+    │   ├── HookTargetMissing         (also AttributeError)
+    │   └── AdapterAlreadyInstalled   (also RuntimeError)
+    ├── SessionError                  (also RuntimeError) — nesting / no active session
+    └── ReplayError
+        ├── ReplayDivergence          — carries a DivergenceReport
+        │   ├── RequestMismatch
+        │   ├── UnexpectedCall
+        │   └── MissingCall
+        └── UnreplayableEvent
+
+This module imports nothing from symtrace so that every other module can raise from it.
+CLI exit codes live here too, next to the errors they stand for.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from symtrace.divergence import DivergenceReport
+
+# Exit codes of the `symtrace` CLI. A replayed program's own exit code is passed through
+# unchanged; these are chosen high so they are unlikely to collide with a program's own.
+EXIT_USAGE = 2
+EXIT_DIVERGED = 90
+EXIT_BUNDLE = 91
+EXIT_ANCHOR = 92
+EXIT_WRITE = 93
+EXIT_ADAPTER = 94
+EXIT_REDACTION = 95
+
+
+class SymtraceError(Exception):
+    """Base of every error symtrace raises."""
+
+    exit_code: int = 1
+
+
+class BundleError(SymtraceError):
+    """A bundle cannot be read, trusted or written."""
+
+    exit_code = EXIT_BUNDLE
+
+
+class BundleNotFound(BundleError, FileNotFoundError):
+    """No bundle at the given path (no manifest.json)."""
+
+
+class BundleFormatError(BundleError, ValueError):
+    """The bytes are not a valid bundle: corrupt JSON, missing fields, truncated lines."""
+
+
+class UnsupportedBundleVersion(BundleFormatError):
+    """The bundle's format_version is not one this symtrace reads."""
+
+    def __init__(self, found: object, supported: int) -> None:
+        self.found = found
+        self.supported = supported
+        super().__init__(
+            f"bundle format_version {found!r} is not supported (this symtrace reads "
+            f"version {supported}); re-record the run with this version of symtrace"
+        )
+
+
+class BundleIntegrityError(BundleError):
+    """A stored digest does not match the content it names (tampered or damaged bundle)."""
+
+
+class BundleExistsError(BundleError, FileExistsError):
+    """The output directory already holds a bundle and overwriting was not requested."""
+
+    exit_code = 93
+
+
+class BundleWriteError(BundleError, OSError):
+    """The output location cannot be written."""
+
+    exit_code = 93
+
+
+class CanonicalizationError(SymtraceError, TypeError):
+    """A value has no canonical JSON form; we refuse to fall back to repr()."""
+
+    def __init__(self, path: str, value: object) -> None:
+        self.path = path
+        self.type_name = type(value).__name__
+        super().__init__(f"cannot canonicalize {self.type_name} at {path or '/'}")
+
+
+class RedactionError(SymtraceError):
+    """A secret-shaped value would have been written; nothing was written."""
+
+    exit_code = EXIT_REDACTION
+
+
+class AnchorError(SymtraceError, LookupError):
+    """The requested intervention anchor cannot be used."""
+
+    exit_code = EXIT_ANCHOR
+
+
+class UnknownEvent(AnchorError):
+    """No event with this id exists in the bundle."""
+
+    def __init__(self, event_id: str, known: list[str]) -> None:
+        self.event_id = event_id
+        hint = ", ".join(known[:8]) + (" …" if len(known) > 8 else "")
+        super().__init__(f"no event {event_id!r} in the bundle (events: {hint})")
+
+
+class NoDependentLLMRequest(AnchorError):
+    """The anchor is not an LLM call and no LLM call depends on it."""
+
+
+class AdapterError(SymtraceError):
+    """A framework adapter cannot be found, loaded or installed."""
+
+    exit_code = EXIT_ADAPTER
+
+
+class AdapterNotFound(AdapterError, LookupError):
+    """No adapter is registered under this name."""
+
+
+class AdapterUnavailable(AdapterError, ImportError):
+    """The adapter's framework is not installed (or not at a supported version)."""
+
+
+class HookTargetMissing(AdapterError, AttributeError):
+    """A hook names a function the installed framework does not have."""
+
+
+class AdapterAlreadyInstalled(AdapterError, RuntimeError):
+    """install() was called twice without uninstall()."""
+
+
+class SessionError(SymtraceError, RuntimeError):
+    """A recording/replay session was nested or used while not active."""
+
+
+class ReplayError(SymtraceError):
+    """Replay could not reproduce the recorded run."""
+
+    exit_code = EXIT_DIVERGED
+
+
+class ReplayDivergence(ReplayError):
+    """The replayed program did something the bundle does not allow. `.report` says what."""
+
+    def __init__(self, report: DivergenceReport) -> None:
+        self.report = report
+        super().__init__(report.render())
+
+    def __reduce__(self) -> tuple[Any, ...]:  # keep the report when copied across threads
+        return (type(self), (self.report,))
+
+
+class RequestMismatch(ReplayDivergence):
+    """A boundary call's canonical request differs from the expected record."""
+
+
+class UnexpectedCall(ReplayDivergence):
+    """A boundary call arrived that the bundle has no record for."""
+
+
+class MissingCall(ReplayDivergence):
+    """The run ended with recorded boundary calls never made."""
+
+
+class UnreplayableEvent(ReplayError):
+    """A recorded event cannot be materialised again (e.g. an analysis-only trace)."""

@@ -1,0 +1,345 @@
+"""Fail-closed replay: strict, and selective (to an anchor, then live).
+
+Matching rule (also in docs/replay-semantics.md):
+
+* A call on a **strict** lane (explicit agent/lane attribution, or `main`) must match the
+  *next unconsumed record of that lane*: same position in the lane's order and the same
+  canonical request hash. Reordering within a lane is a divergence.
+* A call on a **pooled** lane (unattributed worker threads / asyncio tasks) is matched among
+  the *enabled* pooled records (every data parent already consumed) by content hash, the
+  earliest position first. Benign interleavings of concurrent calls therefore replay, while a
+  request nobody recorded, or one whose inputs were not produced yet, diverges.
+* Nothing is ever matched by similarity, and nothing goes live in strict mode. The first
+  divergence is kept: every later boundary call raises it again, and close() reports it even
+  if the program caught the exception.
+
+Selective replay serves records strictly until the anchor record is matched. Its request is
+augmented with the guidance (q̂ = q ⊕ Δ) and sent live. From then on the anchor and its causal
+descendants in G are no longer expected: a call goes live when its lane already went live or
+its request carries a value a live event produced; any other call must still match the
+remaining (non-descendant) records strictly.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from symtrace import guidance as guidance_mod
+from symtrace.guidance import Intervention
+from symtrace.bundle.reader import Bundle
+from symtrace.bundle.writer import BundleWriter
+from symtrace.canonical import JSONValue
+from symtrace.context import is_strict_lane
+from symtrace.divergence import (
+    Candidate,
+    DivergenceKind,
+    DivergenceReport,
+    json_differences,
+)
+from symtrace.errors import MissingCall, ReplayDivergence, RequestMismatch, UnexpectedCall
+from symtrace.events import EdgeKind, Event, EventType, summarize
+from symtrace.graph import consumed as consumed_fps
+from symtrace.graph import descendants, produced
+from symtrace.hashing import digest
+from symtrace.redact import Redactor
+from symtrace.session import LLM, BoundaryCall, Session, Ticket
+
+ERRORS = {
+    DivergenceKind.REQUEST_MISMATCH: RequestMismatch,
+    DivergenceKind.UNEXPECTED_CALL: UnexpectedCall,
+    DivergenceKind.MISSING_CALL: MissingCall,
+}
+
+
+class Replayer(Session):
+    """Serves recorded results; strict unless an anchor is given (then selective)."""
+
+    def __init__(
+        self,
+        bundle: Bundle,
+        redactor: Redactor,
+        *,
+        anchor: str | None = None,
+        guidance: str | None = None,
+        placement: str = guidance_mod.DEFAULT_PLACEMENT,
+        writer: BundleWriter | None = None,
+        warnings: Sequence[str] = (),
+    ) -> None:
+        super().__init__(writer, redactor, _next_ordinals(bundle.events))
+        self.bundle = bundle
+        self.mode = "selective" if anchor else "replay"
+        self.anchor = anchor
+        self.live_intervention = (
+            Intervention(anchor, guidance or "", placement) if anchor else None
+        )
+        # A child bundle carries its own intervention: strict replay re-applies it.
+        recorded = (bundle.lineage or {}).get("intervention")
+        self.recorded_intervention = (
+            Intervention(recorded["event_id"], recorded["guidance"], recorded["placement"])
+            if recorded
+            else None
+        )
+        self.warnings = tuple(warnings)
+        self.records = [
+            e for e in bundle.events if e.type in (EventType.AGENT_ACTION, EventType.TOOL_CALL)
+        ]
+        self._results = {
+            e.parents[0].source: e
+            for e in bundle.events
+            if e.type is EventType.TOOL_RESULT and e.parents
+        }
+        self._consumed: set[str] = set()
+        self._matched = 0
+        self._first: ReplayDivergence | None = None
+        self._live_started = False
+        self._superseded: set[str] = set()  # anchor + descendants (selective)
+        self._live_lanes: set[str] = set()
+        self._live_values: set[str] = set()
+        self.replayed_ids: list[str] = []
+        self.live_ids: list[str] = []
+        self.anchor_live_id: str | None = None
+        self._mlock = threading.RLock()
+
+    # -- hook-facing -----------------------------------------------------------------------
+    def begin(self, call: BoundaryCall) -> Ticket:
+        with self._mlock:
+            if self._first is not None:
+                raise self._first
+            if self._live_started and self._goes_live(call):
+                return self._live(call, call.request)
+            record, report = self._match(call)
+            if record is None:
+                assert report is not None
+                self._first = ERRORS[report.kind](report)
+                raise self._first
+            if self.live_intervention and record.id == self.anchor:
+                return self._start_live(call, record)
+            return self._serve(call, record)
+
+    def finish(self, ticket: Ticket, response: JSONValue) -> Event:
+        with self._mlock:
+            event = super().finish(ticket, response)
+            if event.id not in self.live_ids:
+                self.live_ids.append(event.id)
+            self._live_values.update(produced(event))
+            return event
+
+    def close(self) -> None:
+        """Raise the first divergence, or MissingCall when records were never consumed."""
+        with self._mlock:
+            if self._first is not None:
+                raise self._first
+            if self._live_started:
+                return
+            left = [r for r in self.records if r.id not in self._consumed]
+            if left:
+                first = left[0]
+                report = self._report(
+                    DivergenceKind.MISSING_CALL, first, None, "end",
+                    hint="the program finished (or stopped calling) before making this "
+                    "recorded call; a branch or loop took a different turn upstream",
+                )
+                self._first = MissingCall(report)
+                raise self._first
+
+    @property
+    def divergence(self) -> ReplayDivergence | None:
+        return self._first
+
+    @property
+    def not_reached(self) -> list[str]:
+        return [
+            r.id for r in self.records
+            if r.id not in self._consumed and r.id not in self._superseded
+        ]
+
+    # -- matching ----------------------------------------------------------------------------
+    def _match(self, call: BoundaryCall) -> tuple[Event | None, DivergenceReport | None]:
+        lane = call.attribution.lane
+        pending = [
+            r for r in self.records if r.id not in self._consumed and r.id not in self._superseded
+        ]
+        same_kind = [r for r in pending if r.type is call.event_type]
+        if is_strict_lane(lane):
+            head = next((r for r in same_kind if r.lane == lane), None)
+            if head is not None and self._hash_for(call, head) == head.request_hash:
+                return head, None
+            expected = head
+        else:
+            enabled = [
+                r for r in same_kind
+                if not is_strict_lane(r.lane) and self._enabled(r)
+            ]
+            for record in enabled:
+                if self._hash_for(call, record) == record.request_hash:
+                    return record, None
+            expected = next((r for r in enabled if r.lane == lane), None) or (
+                enabled[0] if enabled else None
+            )
+        if expected is None:
+            kind = DivergenceKind.UNEXPECTED_CALL
+            hint = (
+                "every recorded call of this lane was already consumed"
+                if any(r.lane == lane for r in self.records)
+                else f"the recording has no calls on lane {lane!r}"
+            )
+        else:
+            kind = DivergenceKind.REQUEST_MISMATCH
+            hint = (
+                "the request changed upstream of this call (prompt, tool output, config or "
+                "code); re-record, or replay with --anchor on a causal parent to go live there"
+            )
+        return None, self._report(kind, expected, call, call.kind, hint=hint, pending=pending)
+
+    def _enabled(self, record: Event) -> bool:
+        return all(
+            edge.source in self._consumed
+            for edge in record.parents
+            if edge.kind is EdgeKind.DATA
+        )
+
+    def _hash_for(self, call: BoundaryCall, record: Event) -> str:
+        intervention = self.recorded_intervention
+        if call.kind == LLM and intervention is not None and intervention.event_id == record.id:
+            return digest(intervention.apply(call.request))
+        return call.request_hash
+
+    # -- serving and going live --------------------------------------------------------------
+    def _serve(self, call: BoundaryCall, record: Event) -> Ticket:
+        self._consumed.add(record.id)
+        self._matched += 1
+        served: JSONValue
+        if record.type is EventType.AGENT_ACTION:
+            served = record.response
+            self._materialise(record)
+        else:
+            result = self._results.get(record.id)
+            if result is None:  # recorded call whose result never came (crashed run)
+                report = self._report(
+                    DivergenceKind.UNEXPECTED_CALL, record, call, call.kind,
+                    hint="the recording stopped before this tool call returned",
+                )
+                self._first = UnexpectedCall(report)
+                raise self._first
+            served = result.response
+            self._consumed.add(result.id)
+            self._materialise(record)
+            self._materialise(result)
+        return Ticket(call, record.id, record.position, record.parents, False, call.request, served)
+
+    def _materialise(self, record: Event) -> None:
+        """Re-check the served content against its recorded digest; write it to the child."""
+        if record.response is not None and digest(record.response) != record.response_hash:
+            raise AssertionError(f"{record.id}: served content does not match its digest")
+        with self._lock:
+            materialised = self._renumbered(record)
+            if self.writer is not None:
+                self.writer.write_event(materialised)
+            self.events.append(materialised)
+            self.graph.follow(materialised)
+            self.replayed_ids.append(record.id)
+
+    def _renumbered(self, record: Event) -> Event:
+        from dataclasses import replace
+
+        return replace(record, position=self._next_position())
+
+    def _start_live(self, call: BoundaryCall, record: Event) -> Ticket:
+        assert self.live_intervention is not None
+        self._live_started = True
+        self._superseded = {record.id} | descendants(self.bundle.events, record.id)
+        request = self.live_intervention.apply(call.request)
+        ticket = self._live(call, request)
+        ticket.intervention = self.live_intervention
+        self.anchor_live_id = ticket.event_id
+        return ticket
+
+    def _live(self, call: BoundaryCall, request: JSONValue) -> Ticket:
+        self._live_lanes.add(call.attribution.lane)
+        ticket = self._open_live(call, request)
+        self.live_ids.append(ticket.event_id)
+        return ticket
+
+    def _goes_live(self, call: BoundaryCall) -> bool:
+        if call.attribution.lane in self._live_lanes:
+            return True
+        fps = consumed_fps(call.event_type, call.request, call.meta)
+        return any(fp in self._live_values for fp in fps)
+
+    # -- reports -----------------------------------------------------------------------------
+    def _report(
+        self,
+        kind: DivergenceKind,
+        expected: Event | None,
+        call: BoundaryCall | None,
+        boundary: str,
+        *,
+        hint: str,
+        pending: list[Event] | None = None,
+    ) -> DivergenceReport:
+        pending = pending if pending is not None else [
+            r for r in self.records if r.id not in self._consumed
+        ]
+        anchor_pos = expected.position if expected else (pending[0].position if pending else 0)
+        nearest = sorted(pending, key=lambda r: (abs(r.position - anchor_pos), r.position))[:3]
+        actual = call.request if call else None
+        return DivergenceReport(
+            kind=kind,
+            bundle=str(self.bundle.path),
+            bundle_digest=self.bundle.digest,
+            position=expected.position if expected else None,
+            event_id=expected.id if expected else None,
+            lane=(expected.lane if expected else None) or (
+                call.attribution.lane if call else None
+            ),
+            agent=(expected.agent if expected else None) or (
+                call.attribution.agent if call else None
+            ),
+            boundary=boundary,
+            matched_before=self._matched,
+            expected=expected.request if expected else None,
+            actual=actual,
+            expected_hash=expected.request_hash if expected else None,
+            actual_hash=call.request_hash if call else None,
+            differences=json_differences(expected.request, actual)
+            if expected is not None and call is not None
+            else (),
+            nearest=tuple(
+                Candidate(r.id, r.position, r.type.value, r.lane, r.agent,
+                          summarize(r.request, 60))
+                for r in nearest
+            ),
+            causal_parents=expected.parent_ids if expected else (),
+            rules=tuple(self.bundle.config.get("normalisation", ())),
+            warnings=self.warnings,
+            hint=hint,
+        )
+
+    def lineage(self, parent_path: str) -> dict[str, Any]:
+        """What a child bundle says about where it came from."""
+        assert self.live_intervention is not None
+        return {
+            "parent": parent_path,
+            "parent_digest": self.bundle.digest,
+            "anchor": self.anchor,
+            "intervention": {
+                "event_id": self.anchor_live_id,
+                "guidance": self.live_intervention.guidance,
+                "placement": self.live_intervention.placement,
+            },
+            "replayed_events": list(self.replayed_ids),
+            "live_events": list(self.live_ids),
+            "superseded_events": sorted(self._superseded),
+            "not_reached_events": self.not_reached,
+        }
+
+
+def _next_ordinals(events: Sequence[Event]) -> dict[EventType, int]:
+    """Live events in a child bundle never reuse an id of the parent."""
+    out: dict[EventType, int] = {}
+    for event in events:
+        ordinal = int(event.id.rsplit("_", 1)[1])
+        out[event.type] = max(out.get(event.type, 0), ordinal + 1)
+    return out

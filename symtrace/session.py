@@ -1,0 +1,244 @@
+"""Sessions: the one object every boundary hook talks to.
+
+A hook (the httpx transport patch, a tool wrapper, a framework adapter) turns what it
+intercepted into a `BoundaryCall` and asks the active session to `begin()` it. The answer is a
+`Ticket`: either *serve this recorded result* or *go live* (with the request to send, which a
+selective replay may have augmented with guidance). After a live call the hook reports the
+result with `finish()`. Hooks never know which mode is active: recording, strict replay and
+selective replay differ only in the session.
+
+This module holds the common machinery (ids, positions, graph, writing) and the Recorder.
+The Replayer lives in replayer.py.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from symtrace import context
+from symtrace.bundle.writer import BundleWriter
+from symtrace.canonical import JSONValue
+from symtrace.context import Attribution
+from symtrace.errors import SessionError
+from symtrace.events import Edge, EdgeKind, Event, EventType, event_id
+from symtrace.graph import GraphBuilder
+from symtrace.guidance import Intervention
+from symtrace.hashing import digest
+from symtrace.redact import Redactor
+
+LLM = "llm"
+TOOL = "tool"
+
+
+@dataclass(frozen=True, slots=True)
+class BoundaryCall:
+    """One intercepted call, in canonical (redacted) form."""
+
+    kind: str  # LLM | TOOL
+    request: JSONValue
+    attribution: Attribution
+    meta: dict[str, Any] = field(default_factory=dict)
+    request_hash: str = ""
+
+    @classmethod
+    def make(
+        cls,
+        kind: str,
+        request: JSONValue,
+        meta: dict[str, Any] | None = None,
+        attribution: Attribution | None = None,
+    ) -> BoundaryCall:
+        return cls(kind, request, attribution or context.current(), meta or {}, digest(request))
+
+    @property
+    def event_type(self) -> EventType:
+        return EventType.AGENT_ACTION if self.kind == LLM else EventType.TOOL_CALL
+
+
+@dataclass(slots=True)
+class Ticket:
+    """The session's answer to begin(): serve `served`, or go live with `request`."""
+
+    call: BoundaryCall
+    event_id: str
+    position: int
+    parents: tuple[Edge, ...]
+    live: bool
+    request: JSONValue  # what to send when live (may carry guidance)
+    served: JSONValue = None  # recorded response (LLM) or tool outcome (TOOL) when not live
+    intervention: Intervention | None = None  # set on the anchor of a selective replay
+
+
+class Session:
+    """Shared machinery: event ids, positions, graph derivation, bundle writing."""
+
+    mode = "session"
+
+    def __init__(
+        self,
+        writer: BundleWriter | None,
+        redactor: Redactor,
+        first_ordinals: dict[EventType, int] | None = None,
+    ) -> None:
+        self.writer = writer
+        self.redactor = redactor
+        self.graph = GraphBuilder()
+        self.events: list[Event] = []
+        self.final_value: JSONValue = None
+        self.has_final_value = False
+        self._ordinals: dict[EventType, int] = dict(first_ordinals or {})
+        self._position = 0
+        self._lock = threading.RLock()
+
+    # -- the hook-facing API -------------------------------------------------------------
+    def begin(self, call: BoundaryCall) -> Ticket:
+        raise NotImplementedError
+
+    def finish(self, ticket: Ticket, response: JSONValue) -> Event:
+        """Record a live call's result (LLM response or tool outcome); return the new event."""
+        with self._lock:
+            if ticket.call.kind == LLM:
+                return self._emit_new(ticket, EventType.AGENT_ACTION, ticket.request, response)
+            return self._emit_tool_result(ticket, response)
+
+    def declare_final(self, value: JSONValue) -> None:
+        with self._lock:
+            self.final_value = value
+            self.has_final_value = True
+
+    def close(self) -> None:
+        """End of the run; subclasses check what they must."""
+
+    # -- shared internals ----------------------------------------------------------------
+    def scrub(self, request: JSONValue) -> JSONValue:
+        return self.redactor.scrub(request)
+
+    def _open_live(self, call: BoundaryCall, request: JSONValue) -> Ticket:
+        """Allocate id, position and parents for a call that runs live."""
+        with self._lock:
+            ident = self._next_id(call.event_type)
+            parents = self.graph.parents_for(
+                ident, call.event_type, call.attribution.lane, request, call.meta
+            )
+            ticket = Ticket(call, ident, self._next_position(), parents, True, request)
+            if call.kind == TOOL:  # the tool_call node exists as soon as the call is made
+                self._emit(
+                    Event(
+                        id=ident,
+                        position=ticket.position,
+                        type=EventType.TOOL_CALL,
+                        lane=call.attribution.lane,
+                        agent=call.attribution.agent,
+                        reason=call.attribution.reason,
+                        parents=parents,
+                        request=request,
+                        meta=call.meta,
+                    )
+                )
+            return ticket
+
+    def _emit_new(
+        self, ticket: Ticket, event_type: EventType, request: JSONValue, response: JSONValue
+    ) -> Event:
+        call = ticket.call
+        return self._emit(
+            Event(
+                id=ticket.event_id,
+                position=ticket.position,
+                type=event_type,
+                lane=call.attribution.lane,
+                agent=call.attribution.agent,
+                reason=call.attribution.reason,
+                parents=ticket.parents,
+                request=request,
+                response=response,
+                meta=call.meta,
+            )
+        )
+
+    def _emit_tool_result(self, ticket: Ticket, outcome: JSONValue) -> Event:
+        call = ticket.call
+        ident = self._next_id(EventType.TOOL_RESULT)
+        return self._emit(
+            Event(
+                id=ident,
+                position=self._next_position(),
+                type=EventType.TOOL_RESULT,
+                lane=call.attribution.lane,
+                agent=call.attribution.agent,
+                reason=call.attribution.reason,
+                parents=(Edge(ticket.event_id, EdgeKind.DATA),),
+                response=outcome,
+                meta={k: v for k, v in call.meta.items() if k in ("call_id", "tool")},
+            )
+        )
+
+    def _emit(self, event: Event) -> Event:
+        event = event.with_hashes()
+        if self.writer is not None:
+            self.writer.write_event(event)
+        self.events.append(event)
+        self.graph.completed(event)
+        return event
+
+    def _next_id(self, event_type: EventType) -> str:
+        ordinal = self._ordinals.get(event_type, 0)
+        self._ordinals[event_type] = ordinal + 1
+        return event_id(event_type, ordinal)
+
+    def _next_position(self) -> int:
+        position = self._position
+        self._position += 1
+        return position
+
+
+class Recorder(Session):
+    """Every call goes live and is recorded."""
+
+    mode = "record"
+
+    def begin(self, call: BoundaryCall) -> Ticket:
+        return self._open_live(call, call.request)
+
+
+# -- the active session ----------------------------------------------------------------
+_active: Session | None = None
+_active_lock = threading.Lock()
+
+
+def active() -> Session | None:
+    return _active
+
+
+def activate(session: Session) -> None:
+    global _active
+    with _active_lock:
+        if _active is not None:
+            raise SessionError(
+                f"a symtrace {_active.mode} session is already active in this process; "
+                "sessions do not nest"
+            )
+        _active = session
+
+
+def deactivate(session: Session) -> None:
+    global _active
+    with _active_lock:
+        if _active is session:
+            _active = None
+
+
+def run_boundary(call: BoundaryCall, invoke: Callable[[JSONValue], JSONValue]) -> JSONValue:
+    """Sync shell: begin, serve or invoke live, finish. Used by hooks without a session too."""
+    session = active()
+    if session is None:
+        return invoke(call.request)
+    ticket = session.begin(call)
+    if not ticket.live:
+        return ticket.served
+    result = invoke(ticket.request)
+    session.finish(ticket, result)
+    return result

@@ -1,0 +1,192 @@
+"""Tool boundaries: a tool call and its observation, recorded as data and replayed without
+running the tool body.
+
+Framework adapters call `call_tool` / `acall_tool` from their tool-execution seam; plain
+programs decorate their functions with `@symtrace.tool`. Outside a session both simply run
+the tool. A tool's exception is an observation too: it is recorded (`type`, `module`,
+`message`, `args`) and re-raised as the same exception type on replay.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from symtrace.canonical import JSONValue, canonical_tool_call, to_json_value
+from symtrace.errors import CanonicalizationError, ReplayError, UnreplayableEvent
+from symtrace.session import TOOL, BoundaryCall, active
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Codec:
+    """How a tool's return value becomes JSON and back. The default is JSON values as-is."""
+
+    encode: Callable[[Any], JSONValue] = to_json_value
+    decode: Callable[[JSONValue], Any] = lambda value: value
+
+
+JSON_CODEC = Codec()
+
+
+def call_tool(
+    name: str,
+    arguments: dict[str, Any],
+    invoke: Callable[[], T],
+    *,
+    call_id: str | None = None,
+    codec: Codec = JSON_CODEC,
+    meta: dict[str, Any] | None = None,
+) -> T:
+    """Run *invoke* as the tool boundary *name*(**arguments*) under the active session."""
+    session = active()
+    if session is None:
+        return invoke()
+    call = _make_call(name, arguments, call_id, meta, session.scrub)
+    ticket = session.begin(call)
+    if not ticket.live:
+        return decode_outcome(ticket.served, codec)
+    try:
+        result = invoke()
+    except Exception as exc:
+        session.finish(ticket, error_outcome(exc))
+        raise
+    session.finish(ticket, {"ok": True, "value": _encode(codec, result, name)})
+    return result
+
+
+async def acall_tool(
+    name: str,
+    arguments: dict[str, Any],
+    invoke: Callable[[], Awaitable[T]],
+    *,
+    call_id: str | None = None,
+    codec: Codec = JSON_CODEC,
+    meta: dict[str, Any] | None = None,
+) -> T:
+    """Async twin of call_tool."""
+    session = active()
+    if session is None:
+        return await invoke()
+    call = _make_call(name, arguments, call_id, meta, session.scrub)
+    ticket = session.begin(call)
+    if not ticket.live:
+        return decode_outcome(ticket.served, codec)
+    try:
+        result = await invoke()
+    except Exception as exc:
+        session.finish(ticket, error_outcome(exc))
+        raise
+    session.finish(ticket, {"ok": True, "value": _encode(codec, result, name)})
+    return result
+
+
+def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
+    """Decorator: make a plain function (sync or async) a recorded/replayed tool boundary."""
+
+    def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
+        tool_name = name or func.__name__
+        signature = inspect.signature(func)
+
+        def arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return dict(bound.arguments)
+
+        if inspect.iscoroutinefunction(func):
+
+            @functools.wraps(func)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                return await acall_tool(
+                    tool_name, arguments(args, kwargs), lambda: func(*args, **kwargs)
+                )
+
+            return async_wrapper
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return call_tool(tool_name, arguments(args, kwargs), lambda: func(*args, **kwargs))
+
+        return wrapper
+
+    return wrap(fn) if fn is not None else wrap
+
+
+# -- outcomes ----------------------------------------------------------------------------------
+def error_outcome(exc: BaseException) -> dict[str, JSONValue]:
+    try:
+        args = to_json_value(list(exc.args))
+    except CanonicalizationError:
+        args = [str(exc)]
+    return {
+        "ok": False,
+        "error": {
+            "type": type(exc).__qualname__,
+            "module": type(exc).__module__,
+            "message": str(exc),
+            "args": args,
+        },
+    }
+
+
+def decode_outcome(outcome: JSONValue, codec: Codec = JSON_CODEC) -> Any:
+    """Return a recorded value, or raise the recorded exception as its own type."""
+    if not isinstance(outcome, dict):
+        raise UnreplayableEvent(f"recorded tool outcome is not an object: {outcome!r}")
+    if outcome.get("ok"):
+        return codec.decode(outcome.get("value"))
+    raise rebuild_exception(outcome.get("error") or {})
+
+
+def rebuild_exception(error: dict[str, Any]) -> BaseException:
+    """The recorded exception, as an instance of its original class when importable."""
+    cls: Any = None
+    try:
+        cls = importlib.import_module(str(error.get("module")))
+        for part in str(error.get("type")).split("."):
+            cls = getattr(cls, part)
+    except (ImportError, AttributeError, ValueError):
+        cls = None
+    if isinstance(cls, type) and issubclass(cls, BaseException):
+        for attempt in (lambda: cls(*error.get("args", [])), lambda: cls(error.get("message"))):
+            try:
+                exc = attempt()
+            except Exception:  # noqa: BLE001 - constructors of foreign types vary; try the next
+                continue
+            if str(exc) == error.get("message") or not error.get("message"):
+                return exc
+    return ReplayedToolError(error)
+
+
+class ReplayedToolError(ReplayError):
+    """A recorded tool exception whose original class could not be rebuilt."""
+
+    def __init__(self, error: dict[str, Any]) -> None:
+        self.error = error
+        super().__init__(f"{error.get('module')}.{error.get('type')}: {error.get('message')}")
+
+
+def _make_call(
+    name: str,
+    arguments: dict[str, Any],
+    call_id: str | None,
+    meta: dict[str, Any] | None,
+    scrub: Callable[[JSONValue], JSONValue],
+) -> BoundaryCall:
+    request = scrub(canonical_tool_call(name, arguments))
+    full_meta = {"tool": name, **(meta or {})}
+    if call_id is not None:
+        full_meta["call_id"] = call_id
+    return BoundaryCall.make(TOOL, request, full_meta)
+
+
+def _encode(codec: Codec, value: Any, name: str) -> JSONValue:
+    try:
+        return codec.encode(value)
+    except CanonicalizationError as exc:
+        raise CanonicalizationError(f"result of tool {name}{exc.path}", value) from exc
