@@ -46,12 +46,17 @@ def resolve_target(target: str) -> tuple[Any, str, Any]:
         except AttributeError as exc:
             raise HookTargetMissing(f"hook target {target}: {part} not found") from exc
     attribute = parts[-1]
-    if attribute not in vars(owner) if isinstance(owner, type) else not hasattr(owner, attribute):
-        raise HookTargetMissing(
-            f"hook target {target}: {attribute} is not defined on {getattr(owner, '__name__', owner)}"
-        )
-    return owner, attribute, (vars(owner)[attribute] if isinstance(owner, type)
-                              else getattr(owner, attribute))
+    # On a class, the method must be defined *there*: patching an inherited attribute would
+    # shadow the base's method on this class only, and uninstall would then delete nothing.
+    defined = attribute in vars(owner) if isinstance(owner, type) else hasattr(owner, attribute)
+    if not defined:
+        where = getattr(owner, "__name__", owner)
+        raise HookTargetMissing(f"hook target {target}: {attribute} is not defined on {where}")
+    return (
+        owner,
+        attribute,
+        (vars(owner)[attribute] if isinstance(owner, type) else getattr(owner, attribute)),
+    )
 
 
 class PatchingAdapter:
@@ -105,8 +110,11 @@ class PatchingAdapter:
         resolved = [(hook, *resolve_target(hook.target)) for hook in self.hooks()]
         try:
             for hook, owner, attribute, original in resolved:
-                function = original.__func__ if isinstance(original, classmethod | staticmethod) \
+                function = (
+                    original.__func__
+                    if isinstance(original, classmethod | staticmethod)
                     else original
+                )
                 replacement = hook.wrap(function)
                 if isinstance(original, classmethod):
                     replacement = classmethod(replacement)

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Sequence
 from importlib import metadata
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
 from symtrace.errors import AdapterNotFound
 
@@ -95,7 +95,7 @@ def resolve(names: Sequence[str] | None) -> list[Armed]:
 class _ImportWatcher(importlib.abc.MetaPathFinder):
     """Runs callbacks right after a watched top-level module has been executed."""
 
-    _watchers: dict[str, list[Armed]] = {}
+    _watchers: ClassVar[dict[str, list[Armed]]] = {}
     _instance: _ImportWatcher | None = None
     _lock = threading.RLock()
 

@@ -152,8 +152,13 @@ def record(
     redactor = Redactor.from_environment(secrets)
     names = adapter_registry.resolve(adapters)
     manifest = new_manifest(
-        kind=KIND_RECORDING, task=task, state=state, config=config, seed=seed,
-        hash_seed=os.environ.get("PYTHONHASHSEED"), adapters=[a.name for a in names],
+        kind=KIND_RECORDING,
+        task=task,
+        state=state,
+        config=config,
+        seed=seed,
+        hash_seed=os.environ.get("PYTHONHASHSEED"),
+        adapters=[a.name for a in names],
     )
     writer = BundleWriter(path, manifest, redactor=redactor, overwrite=overwrite).open()
     session = Recorder(writer, redactor)
@@ -163,8 +168,13 @@ def record(
         try:
             yield handle
         except BaseException as exc:
-            complete_bundle(writer, exit_code=None, value=session.final_value, status="error",
-                            error=f"{type(exc).__name__}: {exc}")
+            complete_bundle(
+                writer,
+                exit_code=None,
+                value=session.final_value,
+                status="error",
+                error=f"{type(exc).__name__}: {exc}",
+            )
             raise
     complete_bundle(writer, exit_code=None, value=session.final_value, status="ok")
 
@@ -203,13 +213,21 @@ def replay(
     writer = None
     if out is not None:
         if resolved is None:
-            raise ValueError("out= is only meaningful with an anchor (a strict replay adds nothing)")
+            raise ValueError(
+                "out= is only meaningful with an anchor (a strict replay adds nothing)"
+            )
         manifest = child_manifest(bundle, [a.name for a in names])
-        writer = BundleWriter(out, manifest, redactor=redactor, overwrite=overwrite,
-                              staging=True).open()
+        writer = BundleWriter(
+            out, manifest, redactor=redactor, overwrite=overwrite, staging=True
+        ).open()
     session = Replayer(
-        bundle, redactor, anchor=resolved.event_id if resolved else None,
-        guidance=guidance, placement=placement, writer=writer, warnings=notes,
+        bundle,
+        redactor,
+        anchor=resolved.event_id if resolved else None,
+        guidance=guidance,
+        placement=placement,
+        writer=writer,
+        warnings=notes,
     )
     with _installed(session, names):
         random.seed(bundle.initial_state.get("random_seed"))
@@ -221,24 +239,44 @@ def replay(
             raise
         except BaseException as exc:
             _close_or_abort(session, writer, cause=exc)
-            _complete_child(session, writer, resolved, str(path),
-                            status="error", error=f"{type(exc).__name__}: {exc}")
+            _complete_child(
+                session,
+                writer,
+                resolved,
+                str(path),
+                status="error",
+                error=f"{type(exc).__name__}: {exc}",
+            )
             raise
         _close_or_abort(session, writer, cause=None)
     _complete_child(session, writer, resolved, str(path), status="ok", error=None)
 
 
-def _complete_child(session: Replayer, writer: BundleWriter | None,
-                    resolved: ResolvedAnchor | None, parent: str, *, status: str,
-                    error: str | None, exit_code: int | None = None,
-                    stdout: bytes | None = None) -> None:
+def _complete_child(
+    session: Replayer,
+    writer: BundleWriter | None,
+    resolved: ResolvedAnchor | None,
+    parent: str,
+    *,
+    status: str,
+    error: str | None,
+    exit_code: int | None = None,
+    stdout: bytes | None = None,
+) -> None:
     if writer is None or resolved is None:
         return
     lineage = session.lineage(parent)
     lineage["requested_anchor"] = resolved.requested
     lineage["anchor_note"] = resolved.note
-    complete_bundle(writer, exit_code=exit_code, value=session.final_value, stdout=stdout,
-                    status=status, error=error, lineage=lineage)
+    complete_bundle(
+        writer,
+        exit_code=exit_code,
+        value=session.final_value,
+        stdout=stdout,
+        status=status,
+        error=error,
+        lineage=lineage,
+    )
 
 
 def child_manifest(bundle: Bundle, adapters: Sequence[str]) -> dict[str, Any]:
@@ -256,8 +294,9 @@ def child_manifest(bundle: Bundle, adapters: Sequence[str]) -> dict[str, Any]:
     return manifest
 
 
-def _close_or_abort(session: Replayer, writer: BundleWriter | None, cause: BaseException | None
-                    ) -> None:
+def _close_or_abort(
+    session: Replayer, writer: BundleWriter | None, cause: BaseException | None
+) -> None:
     try:
         session.close()
     except ReplayDivergence as divergence:

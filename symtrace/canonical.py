@@ -81,9 +81,7 @@ def canonical_bytes(value: object) -> bytes:
 
 def pretty_bytes(value: object) -> bytes:
     """Sorted, indented JSON for files people read."""
-    return orjson.dumps(
-        to_json_value(value), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
-    )
+    return orjson.dumps(to_json_value(value), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
 
 
 def normalise_tool_call_ids(body: JSONValue) -> JSONValue:

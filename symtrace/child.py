@@ -46,7 +46,9 @@ def start() -> None:
     secrets = [os.environ.get(n, "") for n in os.environ.get(ENV_SECRETS, "").split(",") if n]
     redactor = Redactor.from_environment(secrets)
     names = os.environ.get(ENV_ADAPTERS, "auto")
-    armed = adapter_registry.resolve(None if names == "auto" else [n for n in names.split(",") if n])
+    armed = adapter_registry.resolve(
+        None if names == "auto" else [n for n in names.split(",") if n]
+    )
     session: Session
     if mode == "record":
         writer = BundleWriter.reopen(os.environ[ENV_BUNDLE], redactor=redactor)
@@ -90,11 +92,13 @@ def start() -> None:
 def _record_hand_back(session: Session, writer: BundleWriter) -> Any:
     def hand_back() -> None:
         writer.close()
-        _write_report({
-            "status": "recorded",
-            "has_final_value": session.has_final_value,
-            "final_value": to_json_value(session.final_value),
-        })
+        _write_report(
+            {
+                "status": "recorded",
+                "has_final_value": session.has_final_value,
+                "final_value": to_json_value(session.final_value),
+            }
+        )
 
     return hand_back
 
@@ -108,8 +112,12 @@ def _replay_hand_back(session: Replayer, writer: BundleWriter | None) -> Any:
         try:
             session.close()
         except ReplayDivergence as divergence:
-            report.update(status="diverged", kind=type(divergence).__name__,
-                          report=divergence.report.to_json(), rendered=divergence.report.render())
+            report.update(
+                status="diverged",
+                kind=type(divergence).__name__,
+                report=divergence.report.to_json(),
+                rendered=divergence.report.render(),
+            )
         else:
             report["status"] = "replayed"
             if session.live_intervention is not None:

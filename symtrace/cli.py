@@ -43,12 +43,22 @@ def cmd_record(args: argparse.Namespace) -> int:
     from symtrace.runner import record_command
 
     outcome = record_command(
-        args.out, _command(args.command), task=_task(args), state=_json_file(args.state_file),
-        config=_json_file(args.config_file), seed=args.seed, secret_envs=args.secret_env,
-        adapters=args.adapter or None, env_keep=args.env, force=args.force, quiet=args.quiet,
+        args.out,
+        _command(args.command),
+        task=_task(args),
+        state=_json_file(args.state_file),
+        config=_json_file(args.config_file),
+        seed=args.seed,
+        secret_envs=args.secret_env,
+        adapters=args.adapter or None,
+        env_keep=args.env,
+        force=args.force,
+        quiet=args.quiet,
     )
-    _err(f"symtrace: recorded {outcome.events} events into {outcome.bundle} "
-         f"(program exit code {outcome.exit_code})")
+    _err(
+        f"symtrace: recorded {outcome.events} events into {outcome.bundle} "
+        f"(program exit code {outcome.exit_code})"
+    )
     return outcome.exit_code
 
 
@@ -64,9 +74,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if guidance and not args.anchor:
         raise SystemExit("symtrace replay: --guidance needs --anchor")
     outcome = replay_bundle(
-        args.bundle, anchor=args.anchor, guidance=guidance, placement=args.placement,
-        out=args.out, command=_command(args.command) or None, report_json=args.report_json,
-        quiet=args.quiet, force=args.force, adapters=args.adapter or None,
+        args.bundle,
+        anchor=args.anchor,
+        guidance=guidance,
+        placement=args.placement,
+        out=args.out,
+        command=_command(args.command) or None,
+        report_json=args.report_json,
+        quiet=args.quiet,
+        force=args.force,
+        adapters=args.adapter or None,
     )
     if outcome.anchor_note:
         _err(f"symtrace: {outcome.anchor_note}")
@@ -78,14 +95,18 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return outcome.exit_code
     if outcome.child_bundle is not None:
         lineage = (outcome.report_json or {}).get("lineage") or {}
-        _err(f"symtrace: selective replay wrote {outcome.child_bundle}: "
-             f"{len(lineage.get('replayed_events', []))} events replayed, "
-             f"{len(lineage.get('live_events', []))} live from {outcome.resolved_anchor}")
+        _err(
+            f"symtrace: selective replay wrote {outcome.child_bundle}: "
+            f"{len(lineage.get('replayed_events', []))} events replayed, "
+            f"{len(lineage.get('live_events', []))} live from {outcome.resolved_anchor}"
+        )
     else:
         _err("symtrace: replay matched every recorded boundary call")
     if outcome.recorded_exit_code is not None and outcome.recorded_exit_code != outcome.exit_code:
-        _err(f"symtrace: note: the program exited {outcome.exit_code}; the recorded run exited "
-             f"{outcome.recorded_exit_code}")
+        _err(
+            f"symtrace: note: the program exited {outcome.exit_code}; the recorded run exited "
+            f"{outcome.recorded_exit_code}"
+        )
     return outcome.exit_code
 
 
@@ -117,8 +138,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     bundle = load_bundle(args.bundle)
     state = "complete" if bundle.complete else "INCOMPLETE"
-    print(f"ok: {bundle.path} format v{bundle.manifest['format_version']}, {state}, "
-          f"{len(bundle.events)} events, every digest verified ({bundle.digest})")
+    print(
+        f"ok: {bundle.path} format v{bundle.manifest['format_version']}, {state}, "
+        f"{len(bundle.events)} events, every digest verified ({bundle.digest})"
+    )
     for warning in bundle.warnings:
         print(f"warning: {warning}")
     return 0
@@ -165,12 +188,27 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--state-file", help="represented initial state s0 (JSON file)")
     rec.add_argument("--config-file", help="extra runtime configuration c (JSON file)")
     rec.add_argument("--seed", type=int, help="seed for Python's random (default: fresh)")
-    rec.add_argument("--secret-env", action="append", default=[], metavar="NAME",
-                     help="environment variable whose value must be redacted (repeatable)")
-    rec.add_argument("--adapter", action="append", default=[], metavar="NAME",
-                     help="arm exactly these adapters (default: every installed framework)")
-    rec.add_argument("--env", action="append", default=[], metavar="NAME",
-                     help="also capture this environment variable for replay (repeatable)")
+    rec.add_argument(
+        "--secret-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="environment variable whose value must be redacted (repeatable)",
+    )
+    rec.add_argument(
+        "--adapter",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="arm exactly these adapters (default: every installed framework)",
+    )
+    rec.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also capture this environment variable for replay (repeatable)",
+    )
     rec.add_argument("--force", action="store_true", help="overwrite an existing bundle")
     rec.add_argument("--quiet", action="store_true", help="do not echo the program's stdout")
     rec.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
@@ -181,8 +219,12 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--anchor", help="event id: replay up to it, then go live with guidance")
     rep.add_argument("--guidance", help="repair guidance Δ appended at the anchor")
     rep.add_argument("--guidance-file", help="read Δ from a file")
-    rep.add_argument("--placement", default="user", choices=("user", "system", "last"),
-                     help="where Δ goes in the anchor's messages (default: new user message)")
+    rep.add_argument(
+        "--placement",
+        default="user",
+        choices=("user", "system", "last"),
+        help="where Δ goes in the anchor's messages (default: new user message)",
+    )
     rep.add_argument("-o", "--out", help="child bundle directory (selective replay)")
     rep.add_argument("--report-json", help="write the replay/divergence report here")
     rep.add_argument("--adapter", action="append", default=[], metavar="NAME")

@@ -7,7 +7,7 @@ by `--report-json` (`to_json()`), so a CI job can assert on fields rather than p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from symtrace.canonical import JSONValue
@@ -17,7 +17,7 @@ from symtrace.hashing import short
 MAX_DIFFERENCES = 8
 
 
-class DivergenceKind(str, Enum):
+class DivergenceKind(StrEnum):
     REQUEST_MISMATCH = "request_mismatch"
     UNEXPECTED_CALL = "unexpected_call"
     MISSING_CALL = "missing_call"
@@ -128,11 +128,15 @@ class DivergenceReport:
             f"{self.matched_before} boundary calls matched before this",
         ]
         if self.expected is not None:
-            lines.append(f"  expected {self.boundary} request {short(self.expected_hash or '')}: "
-                         f"{summarize(self.expected, 90)}")
+            lines.append(
+                f"  expected {self.boundary} request {short(self.expected_hash or '')}: "
+                f"{summarize(self.expected, 90)}"
+            )
         if self.actual is not None:
-            lines.append(f"  actual   {self.boundary} request {short(self.actual_hash or '')}: "
-                         f"{summarize(self.actual, 90)}")
+            lines.append(
+                f"  actual   {self.boundary} request {short(self.actual_hash or '')}: "
+                f"{summarize(self.actual, 90)}"
+            )
         if self.differences:
             lines.append("  first differences (JSON pointer into the canonical request):")
             for diff in self.differences:
@@ -141,7 +145,9 @@ class DivergenceReport:
                     f"actual {_clip(diff.actual)}"
                 )
         if self.causal_parents:
-            lines.append(f"  causal parents of the expected event: {', '.join(self.causal_parents)}")
+            lines.append(
+                f"  causal parents of the expected event: {', '.join(self.causal_parents)}"
+            )
         if self.nearest:
             lines.append("  nearest unconsumed records:")
             for cand in self.nearest:
@@ -156,8 +162,9 @@ class DivergenceReport:
         return "\n".join(lines)
 
 
-def json_differences(expected: JSONValue, actual: JSONValue, limit: int = MAX_DIFFERENCES
-                     ) -> tuple[Difference, ...]:
+def json_differences(
+    expected: JSONValue, actual: JSONValue, limit: int = MAX_DIFFERENCES
+) -> tuple[Difference, ...]:
     """The first differing JSON paths between two canonical values, in document order."""
     out: list[Difference] = []
     _walk(expected, actual, "", out, limit)

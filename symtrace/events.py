@@ -13,21 +13,21 @@ event in every replay of the bundle.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from symtrace.canonical import JSONValue
 from symtrace.hashing import digest
 
 
-class EventType(str, Enum):
+class EventType(StrEnum):
     AGENT_ACTION = "agent_action"
     TOOL_CALL = "tool_call"
     TOOL_RESULT = "tool_result"
     FINAL_RESULT = "final_result"
 
 
-class EdgeKind(str, Enum):
+class EdgeKind(StrEnum):
     DATA = "data"  # the target's request contains a value the source produced
     CONTROL = "control"  # lane order: the source came before the target in the same lane
 
@@ -115,9 +115,7 @@ class Event:
             lane=data["lane"],
             agent=data.get("agent"),
             reason=data.get("reason"),
-            parents=tuple(
-                Edge(p["source"], EdgeKind(p["kind"])) for p in data.get("parents", [])
-            ),
+            parents=tuple(Edge(p["source"], EdgeKind(p["kind"])) for p in data.get("parents", [])),
             request=data.get("request"),
             request_hash=data.get("request_hash"),
             response=data.get("response"),
@@ -170,9 +168,7 @@ def _summary_text(value: JSONValue) -> str:
 def _content_text(message: dict[str, Any]) -> str:
     content = message.get("content")
     if isinstance(content, list):
-        return " ".join(
-            part.get("text", "") for part in content if isinstance(part, dict)
-        )
+        return " ".join(part.get("text", "") for part in content if isinstance(part, dict))
     if content is None and message.get("tool_calls"):
         return "tool_calls " + ", ".join(
             c.get("function", {}).get("name", "?") for c in message["tool_calls"]

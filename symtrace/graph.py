@@ -76,11 +76,43 @@ def consumed(event_type: EventType, request: Any, meta: dict[str, Any]) -> list[
     return [fp for fp in out if fp]
 
 
+MIN_QUOTED = 16  # a produced text this long, quoted inside a later message, is a dependency
+MAX_QUOTED_PRODUCERS = 256  # bound the substring scan to the most recent producers
+
+
+def quoted_texts(event: Event) -> list[str]:
+    """Longer texts *event* produced that a later prompt may quote inside a larger message."""
+    out = []
+    if event.type is EventType.AGENT_ACTION and isinstance(event.response, dict):
+        body = event.response.get("body")
+        for choice in (body or {}).get("choices", []) if isinstance(body, dict) else []:
+            text = _text((choice.get("message") or {}).get("content"))
+            if text:
+                out.append(" ".join(text.split()))
+    elif event.type is EventType.TOOL_RESULT and isinstance(event.response, dict):
+        value = event.response.get("value")
+        if isinstance(value, str):
+            out.append(" ".join(value.split()))
+    return [text for text in out if len(text) >= MIN_QUOTED]
+
+
+def request_text(request: Any) -> str:
+    """All message text of a chat request, whitespace-normalised, for quote detection."""
+    if not isinstance(request, dict) or not isinstance(request.get("body"), dict):
+        return ""
+    parts = []
+    for message in request["body"].get("messages") or []:
+        if isinstance(message, dict):
+            parts.append(_text(message.get("content")) or "")
+    return " ".join(" ".join(parts).split())
+
+
 class GraphBuilder:
     """Derives parents incrementally while a run is recorded (thread-safe)."""
 
     def __init__(self) -> None:
         self._producers: dict[str, str] = {}
+        self._quoted: list[tuple[str, str]] = []  # (text, event id), oldest first
         self._lane_last: dict[str, str] = {}
         self._lock = threading.Lock()
 
@@ -94,6 +126,11 @@ class GraphBuilder:
                 source = self._producers.get(fp)
                 if source is not None and source != event_id:
                     edges[source] = EdgeKind.DATA
+            if event_type is EventType.AGENT_ACTION and self._quoted:
+                haystack = request_text(request)
+                for text, source in self._quoted[-MAX_QUOTED_PRODUCERS:]:
+                    if source not in edges and text in haystack:
+                        edges[source] = EdgeKind.DATA
             previous = self._lane_last.get(lane)
             if previous is not None and previous not in edges:
                 edges[previous] = EdgeKind.CONTROL
@@ -102,15 +139,18 @@ class GraphBuilder:
 
     def completed(self, event: Event) -> None:
         with self._lock:
-            for fp in produced(event):
-                self._producers[fp] = event.id
+            self._register(event)
 
     def follow(self, event: Event) -> None:
         """Account for an event materialised from a recording (replayed, not derived)."""
         with self._lock:
             self._lane_last[event.lane] = event.id
-            for fp in produced(event):
-                self._producers[fp] = event.id
+            self._register(event)
+
+    def _register(self, event: Event) -> None:
+        for fp in produced(event):
+            self._producers[fp] = event.id
+        self._quoted.extend((text, event.id) for text in quoted_texts(event))
 
 
 def children_index(events: Iterable[Event]) -> dict[str, list[str]]:

@@ -45,8 +45,10 @@ def render_svg(bundle: Bundle) -> str:
     ]
     for index, lane in enumerate(lanes):
         x = MARGIN + index * COL_W
-        out.append(f'<text x="{x + BOX_W / 2}" y="{MARGIN + 14}" text-anchor="middle" '
-                   f'font-weight="bold">{escape(lane)}</text>')
+        out.append(
+            f'<text x="{x + BOX_W / 2}" y="{MARGIN + 14}" text-anchor="middle" '
+            f'font-weight="bold">{escape(lane)}</text>'
+        )
     for event in bundle.events:
         x2, y2 = pos[event.id]
         for edge in event.parents:

@@ -58,8 +58,10 @@ def apply_to_request(request: JSONValue, guidance: str, placement: str) -> JSONV
     body = request["body"]
     if not isinstance(body.get("messages"), list):
         raise ValueError("guidance can only be applied to a request that has messages")
-    return {**request, "body": {**body, "messages": apply_to_messages(body["messages"], guidance,
-                                                                     placement)}}
+    return {
+        **request,
+        "body": {**body, "messages": apply_to_messages(body["messages"], guidance, placement)},
+    }
 
 
 def _append(message: JSONValue, guidance: str) -> JSONValue:
@@ -87,5 +89,7 @@ class Intervention:
         """Apply Δ to a raw (non-canonical) JSON request body, as sent on the wire."""
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             raise ValueError("guidance can only be applied to a request that has messages")
-        return {**body, "messages": apply_to_messages(body["messages"], self.guidance,
-                                                      self.placement)}
+        return {
+            **body,
+            "messages": apply_to_messages(body["messages"], self.guidance, self.placement),
+        }

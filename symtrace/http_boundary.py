@@ -96,9 +96,7 @@ def _sync_handle(self: httpx.HTTPTransport, request: httpx.Request) -> httpx.Res
     return _rebuild(response, response.content)
 
 
-async def _async_handle(
-    self: httpx.AsyncHTTPTransport, request: httpx.Request
-) -> httpx.Response:
+async def _async_handle(self: httpx.AsyncHTTPTransport, request: httpx.Request) -> httpx.Response:
     original = _ORIGINALS["AsyncHTTPTransport.handle_async_request"]
     session = active()
     if session is None:
@@ -145,7 +143,10 @@ def with_intervention(request: httpx.Request, ticket: Ticket) -> httpx.Request:
     body = ticket.intervention.apply_to_body(orjson.loads(request.content))
     headers = {k: v for k, v in request.headers.items() if k.lower() != "content-length"}
     return httpx.Request(
-        request.method, request.url, headers=headers, content=orjson.dumps(body),
+        request.method,
+        request.url,
+        headers=headers,
+        content=orjson.dumps(body),
         extensions=request.extensions,
     )
 
@@ -198,7 +199,8 @@ def _stream_record(response: httpx.Response, chunks: list[bytes]) -> dict[str, J
 
 def _rebuild(response: httpx.Response, content: bytes) -> httpx.Response:
     headers = [
-        (k, v) for k, v in response.headers.multi_items()
+        (k, v)
+        for k, v in response.headers.multi_items()
         if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
     ]
     return httpx.Response(
@@ -243,8 +245,9 @@ class _ChunkStream(httpx.SyncByteStream, httpx.AsyncByteStream):
             yield chunk
 
 
-def _tee_sync(session: Any, ticket: Ticket, call: BoundaryCall,
-              response: httpx.Response) -> httpx.Response:
+def _tee_sync(
+    session: Any, ticket: Ticket, call: BoundaryCall, response: httpx.Response
+) -> httpx.Response:
     inner = response.stream
     chunks: list[bytes] = []
     done = threading.Event()
@@ -267,12 +270,14 @@ def _tee_sync(session: Any, ticket: Ticket, call: BoundaryCall,
             finally:
                 finish()
 
-    return httpx.Response(response.status_code, headers=response.headers, stream=Tee(),
-                          extensions=response.extensions)
+    return httpx.Response(
+        response.status_code, headers=response.headers, stream=Tee(), extensions=response.extensions
+    )
 
 
-def _tee_async(session: Any, ticket: Ticket, call: BoundaryCall,
-               response: httpx.Response) -> httpx.Response:
+def _tee_async(
+    session: Any, ticket: Ticket, call: BoundaryCall, response: httpx.Response
+) -> httpx.Response:
     inner = response.stream
     chunks: list[bytes] = []
     done = threading.Event()
@@ -295,12 +300,12 @@ def _tee_async(session: Any, ticket: Ticket, call: BoundaryCall,
             finally:
                 finish()
 
-    return httpx.Response(response.status_code, headers=response.headers, stream=Tee(),
-                          extensions=response.extensions)
+    return httpx.Response(
+        response.status_code, headers=response.headers, stream=Tee(), extensions=response.extensions
+    )
 
 
-def _finish(session: Any, ticket: Ticket, call: BoundaryCall, record: dict[str, JSONValue]
-            ) -> None:
+def _finish(session: Any, ticket: Ticket, call: BoundaryCall, record: dict[str, JSONValue]) -> None:
     if call.kind == LLM:
         session.finish(ticket, record)
     elif "error" in record:

@@ -89,9 +89,7 @@ def show_table(bundle: Bundle, console: Console, *, width: int = 48) -> None:
             ", ".join(f"{e.source}{'' if e.kind.value == 'data' else '·c'}" for e in event.parents),
             summarize(event.request, width) if event.request is not None else "",
             summarize(event.response, width) if event.response is not None else "",
-            " ".join(
-                short(h, 8) for h in (event.request_hash, event.response_hash) if h
-            ),
+            " ".join(short(h, 8) for h in (event.request_hash, event.response_hash) if h),
         )
     console.print(table)
     for warning in bundle.warnings:
@@ -134,8 +132,14 @@ def diff_bundles(a: Bundle, b: Bundle) -> BundleDiff:
             if va != vb:
                 return BundleDiff(False, index, ea, eb, name, json_differences(va, vb))
         if ea.parent_ids != eb.parent_ids:
-            return BundleDiff(False, index, ea, eb, "parents",
-                              json_differences(list(ea.parent_ids), list(eb.parent_ids)))
+            return BundleDiff(
+                False,
+                index,
+                ea,
+                eb,
+                "parents",
+                json_differences(list(ea.parent_ids), list(eb.parent_ids)),
+            )
     return BundleDiff(True, None, None, None, None, ())
 
 
@@ -147,9 +151,13 @@ def render_diff(result: BundleDiff, a: Bundle, b: Bundle) -> str:
         if event is None:
             lines.append(f"  {label}: (no event: trajectory ended)")
         else:
-            lines.append(f"  {label}: {event.id} {event.type.value} lane {event.lane} "
-                         f"{summarize(event.request if result.field == 'request' else event.response, 70)}")
+            lines.append(
+                f"  {label}: {event.id} {event.type.value} lane {event.lane} "
+                f"{summarize(event.request if result.field == 'request' else event.response, 70)}"
+            )
     for diff in result.differences:
-        lines.append(f"    {diff.path or '/'}  A {summarize(diff.expected, 50)}  "
-                     f"B {summarize(diff.actual, 50)}")
+        lines.append(
+            f"    {diff.path or '/'}  A {summarize(diff.expected, 50)}  "
+            f"B {summarize(diff.actual, 50)}"
+        )
     return "\n".join(lines)

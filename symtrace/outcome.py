@@ -23,9 +23,7 @@ def final_event(
     events: list[Event], *, exit_code: int | None, value: JSONValue, stdout: bytes | None
 ) -> Event:
     children = children_index(events)
-    edges: dict[str, EdgeKind] = {
-        e.id: EdgeKind.CONTROL for e in events if e.id not in children
-    }
+    edges: dict[str, EdgeKind] = {e.id: EdgeKind.CONTROL for e in events if e.id not in children}
     target = fingerprint("text", value if isinstance(value, str) else None)
     if target:
         for event in sorted(events, key=lambda e: e.position, reverse=True):

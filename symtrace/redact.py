@@ -50,7 +50,9 @@ class Redactor:
         env = os.environ if env is None else env
         values = {v for k, v in env.items() if SECRET_ENV_NAME.search(k) and v}
         values.update(v for v in extra if v)
-        kept = sorted((v for v in values if len(v) >= MIN_SECRET_LENGTH), key=lambda v: (-len(v), v))
+        kept = sorted(
+            (v for v in values if len(v) >= MIN_SECRET_LENGTH), key=lambda v: (-len(v), v)
+        )
         return cls(tuple(kept))
 
     def scrub(self, value: JSONValue) -> JSONValue:

@@ -27,7 +27,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from symtrace import guidance as guidance_mod
-from symtrace.guidance import Intervention
 from symtrace.bundle.reader import Bundle
 from symtrace.bundle.writer import BundleWriter
 from symtrace.canonical import JSONValue
@@ -42,6 +41,7 @@ from symtrace.errors import MissingCall, ReplayDivergence, RequestMismatch, Unex
 from symtrace.events import EdgeKind, Event, EventType, summarize
 from symtrace.graph import consumed as consumed_fps
 from symtrace.graph import descendants, produced
+from symtrace.guidance import Intervention
 from symtrace.hashing import digest
 from symtrace.redact import Redactor
 from symtrace.session import LLM, BoundaryCall, Session, Ticket
@@ -71,9 +71,7 @@ class Replayer(Session):
         self.bundle = bundle
         self.mode = "selective" if anchor else "replay"
         self.anchor = anchor
-        self.live_intervention = (
-            Intervention(anchor, guidance or "", placement) if anchor else None
-        )
+        self.live_intervention = Intervention(anchor, guidance or "", placement) if anchor else None
         # A child bundle carries its own intervention: strict replay re-applies it.
         recorded = (bundle.lineage or {}).get("intervention")
         self.recorded_intervention = (
@@ -137,7 +135,10 @@ class Replayer(Session):
             if left:
                 first = left[0]
                 report = self._report(
-                    DivergenceKind.MISSING_CALL, first, None, "end",
+                    DivergenceKind.MISSING_CALL,
+                    first,
+                    None,
+                    "end",
                     hint="the program finished (or stopped calling) before making this "
                     "recorded call; a branch or loop took a different turn upstream",
                 )
@@ -151,7 +152,8 @@ class Replayer(Session):
     @property
     def not_reached(self) -> list[str]:
         return [
-            r.id for r in self.records
+            r.id
+            for r in self.records
             if r.id not in self._consumed and r.id not in self._superseded
         ]
 
@@ -168,10 +170,7 @@ class Replayer(Session):
                 return head, None
             expected = head
         else:
-            enabled = [
-                r for r in same_kind
-                if not is_strict_lane(r.lane) and self._enabled(r)
-            ]
+            enabled = [r for r in same_kind if not is_strict_lane(r.lane) and self._enabled(r)]
             for record in enabled:
                 if self._hash_for(call, record) == record.request_hash:
                     return record, None
@@ -195,9 +194,7 @@ class Replayer(Session):
 
     def _enabled(self, record: Event) -> bool:
         return all(
-            edge.source in self._consumed
-            for edge in record.parents
-            if edge.kind is EdgeKind.DATA
+            edge.source in self._consumed for edge in record.parents if edge.kind is EdgeKind.DATA
         )
 
     def _hash_for(self, call: BoundaryCall, record: Event) -> str:
@@ -218,7 +215,10 @@ class Replayer(Session):
             result = self._results.get(record.id)
             if result is None:  # recorded call whose result never came (crashed run)
                 report = self._report(
-                    DivergenceKind.UNEXPECTED_CALL, record, call, call.kind,
+                    DivergenceKind.UNEXPECTED_CALL,
+                    record,
+                    call,
+                    call.kind,
                     hint="the recording stopped before this tool call returned",
                 )
                 self._first = UnexpectedCall(report)
@@ -279,9 +279,11 @@ class Replayer(Session):
         hint: str,
         pending: list[Event] | None = None,
     ) -> DivergenceReport:
-        pending = pending if pending is not None else [
-            r for r in self.records if r.id not in self._consumed
-        ]
+        pending = (
+            pending
+            if pending is not None
+            else [r for r in self.records if r.id not in self._consumed]
+        )
         anchor_pos = expected.position if expected else (pending[0].position if pending else 0)
         nearest = sorted(pending, key=lambda r: (abs(r.position - anchor_pos), r.position))[:3]
         actual = call.request if call else None
@@ -291,12 +293,9 @@ class Replayer(Session):
             bundle_digest=self.bundle.digest,
             position=expected.position if expected else None,
             event_id=expected.id if expected else None,
-            lane=(expected.lane if expected else None) or (
-                call.attribution.lane if call else None
-            ),
-            agent=(expected.agent if expected else None) or (
-                call.attribution.agent if call else None
-            ),
+            lane=(expected.lane if expected else None) or (call.attribution.lane if call else None),
+            agent=(expected.agent if expected else None)
+            or (call.attribution.agent if call else None),
             boundary=boundary,
             matched_before=self._matched,
             expected=expected.request if expected else None,
@@ -307,8 +306,7 @@ class Replayer(Session):
             if expected is not None and call is not None
             else (),
             nearest=tuple(
-                Candidate(r.id, r.position, r.type.value, r.lane, r.agent,
-                          summarize(r.request, 60))
+                Candidate(r.id, r.position, r.type.value, r.lane, r.agent, summarize(r.request, 60))
                 for r in nearest
             ),
             causal_parents=expected.parent_ids if expected else (),

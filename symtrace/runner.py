@@ -42,8 +42,17 @@ from symtrace.runtime_info import version_warnings
 BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
 PACKAGE_ROOT = Path(__file__).parent.parent
 ENV_PREFIXES = (
-    "OPENAI_", "SYMTRACE_", "CREWAI_", "OTEL_", "AUTOGEN", "AG2", "PYTHONHASHSEED", "TZ",
-    "LANG", "LC_", "TIKTOKEN_",
+    "OPENAI_",
+    "SYMTRACE_",
+    "CREWAI_",
+    "OTEL_",
+    "AUTOGEN",
+    "AG2",
+    "PYTHONHASHSEED",
+    "TZ",
+    "LANG",
+    "LC_",
+    "TIKTOKEN_",
 )
 PLACEHOLDER_SECRET = "symtrace-redacted"
 
@@ -100,16 +109,21 @@ def record_command(
     env = captured_env(env_keep)
     cmd = {"argv": list(command), "cwd": os.getcwd(), "env": redactor.scrub_env(env)}
     manifest = new_manifest(
-        kind=KIND_RECORDING, task=task, state=state, config=config, seed=seed,
-        hash_seed=hash_seed, adapters=[a.name for a in armed], command=cmd,
+        kind=KIND_RECORDING,
+        task=task,
+        state=state,
+        config=config,
+        seed=seed,
+        hash_seed=hash_seed,
+        adapters=[a.name for a in armed],
+        command=cmd,
     )
     writer = BundleWriter(out, manifest, redactor=redactor, overwrite=force).open()
     writer.close()
     child_vars = {
         child_env.ENV_MODE: "record",
         child_env.ENV_BUNDLE: str(Path(out).resolve()),
-        child_env.ENV_ADAPTERS: ",".join(a.name for a in armed) if adapters is not None
-        else "auto",
+        child_env.ENV_ADAPTERS: ",".join(a.name for a in armed) if adapters is not None else "auto",
         child_env.ENV_SECRETS: ",".join(secret_envs),
         "PYTHONHASHSEED": hash_seed,
     }
@@ -130,7 +144,10 @@ def record_command(
             )
         return RecordOutcome(code, Path(out), len(writer.events), stdout)
     complete_bundle(
-        writer, exit_code=code, value=hand_back.get("final_value"), stdout=stdout,
+        writer,
+        exit_code=code,
+        value=hand_back.get("final_value"),
+        stdout=stdout,
         status="ok" if code == 0 else "error",
     )
     return RecordOutcome(code, Path(out), len(writer.events), stdout)
@@ -218,29 +235,55 @@ def replay_bundle(
                 ),
             }
         if report_json is not None:
-            Path(report_json).write_bytes(orjson.dumps(hand_back, option=orjson.OPT_SORT_KEYS
-                                                       | orjson.OPT_INDENT_2))
-        return ReplayOutcome(EXIT_DIVERGED, code, recorded_code, True, report, hand_back, None,
-                             resolved.event_id if resolved else None,
-                             resolved.note if resolved else None, stdout)
+            Path(report_json).write_bytes(
+                orjson.dumps(hand_back, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
+            )
+        return ReplayOutcome(
+            EXIT_DIVERGED,
+            code,
+            recorded_code,
+            True,
+            report,
+            hand_back,
+            None,
+            resolved.event_id if resolved else None,
+            resolved.note if resolved else None,
+            stdout,
+        )
     child_bundle = None
     if staged is not None and resolved is not None:
         writer = BundleWriter.reopen(staged, redactor=redactor)
         lineage = hand_back.get("lineage") or {}
         lineage.update(requested_anchor=resolved.requested, anchor_note=resolved.note)
-        complete_bundle(writer, exit_code=code, value=hand_back.get("final_value"),
-                        stdout=stdout, status="ok" if code == 0 else "error", lineage=lineage)
+        complete_bundle(
+            writer,
+            exit_code=code,
+            value=hand_back.get("final_value"),
+            stdout=stdout,
+            status="ok" if code == 0 else "error",
+            lineage=lineage,
+        )
         final = Path(out)  # type: ignore[arg-type]
         if final.exists():
             shutil.rmtree(final)
         os.replace(staged, final)
         child_bundle = final
     if report_json is not None:
-        Path(report_json).write_bytes(orjson.dumps(hand_back, option=orjson.OPT_SORT_KEYS
-                                                   | orjson.OPT_INDENT_2))
-    return ReplayOutcome(code, code, recorded_code, False, None, hand_back, child_bundle,
-                         resolved.event_id if resolved else None,
-                         resolved.note if resolved else None, stdout)
+        Path(report_json).write_bytes(
+            orjson.dumps(hand_back, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
+        )
+    return ReplayOutcome(
+        code,
+        code,
+        recorded_code,
+        False,
+        None,
+        hand_back,
+        child_bundle,
+        resolved.event_id if resolved else None,
+        resolved.note if resolved else None,
+        stdout,
+    )
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -323,8 +366,9 @@ def _report_from_json(data: dict[str, Any]) -> DivergenceReport:
         actual=data["actual"],
         expected_hash=data["expected_hash"],
         actual_hash=data["actual_hash"],
-        differences=tuple(Difference(d["path"], d["expected"], d["actual"])
-                          for d in data["differences"]),
+        differences=tuple(
+            Difference(d["path"], d["expected"], d["actual"]) for d in data["differences"]
+        ),
         nearest=tuple(Candidate(**c) for c in data["nearest"]),
         causal_parents=tuple(data["causal_parents"]),
         rules=tuple(data["normalisation_rules"]),
@@ -333,5 +377,4 @@ def _report_from_json(data: dict[str, Any]) -> DivergenceReport:
     )
 
 
-__all__ = ["RecordOutcome", "ReplayOutcome", "record_command", "replay_bundle",
-           "version_warnings"]
+__all__ = ["RecordOutcome", "ReplayOutcome", "record_command", "replay_bundle", "version_warnings"]

@@ -156,7 +156,7 @@ def rebuild_exception(error: dict[str, Any]) -> BaseException:
         for attempt in (lambda: cls(*error.get("args", [])), lambda: cls(error.get("message"))):
             try:
                 exc = attempt()
-            except Exception:  # noqa: BLE001 - constructors of foreign types vary; try the next
+            except Exception:  # noqa: BLE001, S112 - foreign constructors vary; try the next form
                 continue
             if str(exc) == error.get("message") or not error.get("message"):
                 return exc

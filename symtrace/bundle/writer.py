@@ -95,7 +95,9 @@ class BundleWriter:
                     with open(events_path, "r+b") as fh:
                         fh.truncate(cut)
             writer.events = read_partial(root, manifest)
-            writer._known_blobs = {p.stem.replace("-", ":", 1) for p in (root / BLOBS).glob("*.json")}
+            writer._known_blobs = {
+                p.stem.replace("-", ":", 1) for p in (root / BLOBS).glob("*.json")
+            }
             writer._events_fh = open(events_path, "ab")  # noqa: SIM115 - kept open
         except OSError as exc:
             raise BundleWriteError(f"cannot reopen bundle at {root}: {exc}") from exc

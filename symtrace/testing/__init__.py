@@ -1,0 +1,1 @@
+"""Helpers for testing code with symtrace (the pytest plugin lives in ``pytest_plugin``)."""
