@@ -20,7 +20,7 @@ from symtrace.errors import EXIT_USAGE, SymtraceError
 
 
 def _command(values: list[str]) -> list[str]:
-    return values[1:] if values and values[0] == "--" else values
+    return list(values)
 
 
 def _json_file(path: str | None) -> Any:
@@ -30,6 +30,13 @@ def _json_file(path: str | None) -> Any:
         return orjson.loads(Path(path).read_bytes())
     except (OSError, orjson.JSONDecodeError) as exc:
         raise SymtraceError(f"cannot read JSON from {path}: {exc}") from exc
+
+
+def _pair(item: str) -> tuple[str, str]:
+    name, sep, value = item.partition("=")
+    if not sep or not name:
+        raise ValueError(f"--set-env needs NAME=VALUE, got {item!r}")
+    return name, value
 
 
 def _task(args: argparse.Namespace) -> Any:
@@ -178,7 +185,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 # -- parser ------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="symtrace", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="symtrace",
+        description="Record an LLM multi-agent run, replay it fail-closed, repair it at an "
+        "anchor. Programs to run go after --: symtrace record -o B -- python app.py",
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="subcommand", required=True)
 
     rec = sub.add_parser("record", help="run a program and record its boundary calls")
@@ -211,7 +224,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rec.add_argument("--force", action="store_true", help="overwrite an existing bundle")
     rec.add_argument("--quiet", action="store_true", help="do not echo the program's stdout")
-    rec.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
     rec.set_defaults(func=cmd_record)
 
     rep = sub.add_parser("replay", help="restart the recorded program and replay it")
@@ -229,8 +241,9 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--report-json", help="write the replay/divergence report here")
     rep.add_argument("--adapter", action="append", default=[], metavar="NAME")
     rep.add_argument("--force", action="store_true", help="overwrite an existing child bundle")
+    rep.add_argument("--set-env", action="append", default=[], metavar="NAME=VALUE",
+                     help="override a recorded environment variable (repeatable)")
     rep.add_argument("--quiet", action="store_true", help="do not echo the program's stdout")
-    rep.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD to run instead")
     rep.set_defaults(func=cmd_replay)
 
     show = sub.add_parser("show", help="print a bundle as a table (or JSON)")
@@ -281,7 +294,16 @@ def _err(text: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Everything after the first "--" is the program to run, options included.
+    command: list[str] = []
+    if "--" in argv:
+        split = argv.index("--")
+        argv, command = argv[:split], argv[split + 1 :]
     args = parser.parse_args(argv)
+    args.command = command
+    if args.subcommand == "record" and not command:
+        parser.error("record needs the program to run after --, e.g. -- python app.py")
     try:
         return int(args.func(args) or 0)
     except SymtraceError as exc:

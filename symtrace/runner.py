@@ -165,8 +165,14 @@ def replay_bundle(
     quiet: bool = False,
     force: bool = False,
     adapters: Sequence[str] | None = None,
+    set_env: dict[str, str] | None = None,
 ) -> ReplayOutcome:
-    """Restart the recorded program and replay it (strict, or selective with *anchor*)."""
+    """Restart the recorded program and replay it (strict, or selective with *anchor*).
+
+    The program restarts with the recorded argv, cwd and captured environment subset;
+    *command* replaces the argv, *set_env* overrides variables (e.g. the endpoint a live
+    suffix should use).
+    """
     bundle = load_bundle(bundle_path)
     validate_placement(placement)
     resolved = resolve_anchor(bundle, anchor) if anchor else None
@@ -188,7 +194,7 @@ def replay_bundle(
     names = adapters if adapters is not None else bundle.config.get("adapters", [])
     armed = resolve_adapters(list(names))
     redactor = Redactor.from_environment()
-    env = _replay_env(bundle, recorded_cmd.get("env") or {})
+    env = {**_replay_env(bundle, recorded_cmd.get("env") or {}), **(set_env or {})}
     staged: Path | None = None
     if resolved is not None and out is not None:
         manifest = child_manifest(bundle, [a.name for a in armed])
