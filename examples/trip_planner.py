@@ -95,7 +95,7 @@ def run_tool(call: dict) -> dict:
     try:
         arguments = json.loads(call["function"]["arguments"] or "{}")
         content = TOOLS[name](**arguments)
-    except Exception as exc:  # a failing tool is an observation the agent must see
+    except Exception as exc:  # noqa: BLE001 - a failing tool is an observation for the agent
         content = f"error: {type(exc).__name__}: {exc}"
     return {"role": "tool", "tool_call_id": call["id"], "content": content}
 

@@ -46,6 +46,7 @@ def produced(event: Event) -> list[str]:
         for choice in (body or {}).get("choices", []) if isinstance(body, dict) else []:
             message = choice.get("message") or {}
             out.append(fingerprint("text", _text(message.get("content"))))
+            out.extend(fingerprint("text", leaf) for leaf in _json_leaves(message.get("content")))
             for call in message.get("tool_calls") or []:
                 out.append(fingerprint("id", call.get("id")))
                 out.append(_call_fp(call.get("function") or {}))
@@ -86,9 +87,11 @@ def quoted_texts(event: Event) -> list[str]:
     if event.type is EventType.AGENT_ACTION and isinstance(event.response, dict):
         body = event.response.get("body")
         for choice in (body or {}).get("choices", []) if isinstance(body, dict) else []:
-            text = _text((choice.get("message") or {}).get("content"))
+            content = (choice.get("message") or {}).get("content")
+            text = _text(content)
             if text:
                 out.append(" ".join(text.split()))
+            out.extend(" ".join(leaf.split()) for leaf in _json_leaves(content))
     elif event.type is EventType.TOOL_RESULT and isinstance(event.response, dict):
         value = event.response.get("value")
         if isinstance(value, str):
@@ -114,27 +117,42 @@ class GraphBuilder:
         self._producers: dict[str, str] = {}
         self._quoted: list[tuple[str, str]] = []  # (text, event id), oldest first
         self._lane_last: dict[str, str] = {}
+        self._parents: dict[str, frozenset[str]] = {}
+        self._order: dict[str, int] = {}
         self._lock = threading.Lock()
 
     def parents_for(
         self, event_id: str, event_type: EventType, lane: str, request: Any, meta: dict[str, Any]
     ) -> tuple[Edge, ...]:
-        """Parents of a new event, from producers completed so far; advances the lane."""
+        """Parents of a new event, from producers completed so far; advances the lane.
+
+        A chat request quotes every earlier reply, so naive data edges grow quadratically.
+        Edges already implied by a newer parent (the candidate is that parent's own parent)
+        are dropped: reachability, and so descendants and anchors, stay the same.
+        """
         with self._lock:
-            edges: dict[str, EdgeKind] = {}
+            candidates: set[str] = set()
             for fp in consumed(event_type, request, meta):
                 source = self._producers.get(fp)
                 if source is not None and source != event_id:
-                    edges[source] = EdgeKind.DATA
+                    candidates.add(source)
             if event_type is EventType.AGENT_ACTION and self._quoted:
                 haystack = request_text(request)
                 for text, source in self._quoted[-MAX_QUOTED_PRODUCERS:]:
-                    if source not in edges and text in haystack:
-                        edges[source] = EdgeKind.DATA
+                    if source not in candidates and text in haystack:
+                        candidates.add(source)
+            edges: dict[str, EdgeKind] = {}
+            for source in sorted(candidates, key=lambda c: -self._order.get(c, -1)):
+                if not any(source in self._parents.get(kept, ()) for kept in edges):
+                    edges[source] = EdgeKind.DATA
             previous = self._lane_last.get(lane)
-            if previous is not None and previous not in edges:
+            if previous is not None and previous not in edges and not any(
+                previous in self._parents.get(kept, ()) for kept in edges
+            ):
                 edges[previous] = EdgeKind.CONTROL
             self._lane_last[lane] = event_id
+            self._parents[event_id] = frozenset(edges)
+            self._order.setdefault(event_id, len(self._order))
             return tuple(Edge(source, kind) for source, kind in sorted(edges.items()))
 
     def completed(self, event: Event) -> None:
@@ -148,6 +166,8 @@ class GraphBuilder:
             self._register(event)
 
     def _register(self, event: Event) -> None:
+        self._order.setdefault(event.id, len(self._order))
+        self._parents.setdefault(event.id, frozenset(event.parent_ids))
         for fp in produced(event):
             self._producers[fp] = event.id
         self._quoted.extend((text, event.id) for text in quoted_texts(event))
@@ -211,6 +231,34 @@ def _text(content: Any) -> str | None:
     if isinstance(content, list):
         return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
     return None
+
+
+MAX_JSON_LEAVES = 64
+
+
+def _json_leaves(content: Any) -> list[str]:
+    """String values inside a JSON object/array reply (a structured output, e.g. a ledger).
+
+    A framework may parse such a reply and hand one field on as a message of its own
+    (Magentic-One's progress ledger -> the next speaker's instruction): that is a dependency.
+    """
+    if not isinstance(content, str) or not content.lstrip().startswith(("{", "[")):
+        return []
+    try:
+        value = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return []
+    leaves: list[str] = []
+    stack = [value]
+    while stack and len(leaves) < MAX_JSON_LEAVES:
+        item = stack.pop()
+        if isinstance(item, str):
+            leaves.append(item)
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return leaves
 
 
 def _json_text(value: Any) -> str | None:

@@ -6,9 +6,13 @@ request or response is stored once under its digest (`blobs/sha256-<hex>.json`) 
 in the event line by `{"$blob": "sha256:<hex>"}`; the next request re-uses the refs.
 
 Splitting is bottom-up: a long message content becomes a blob, then the (now small) message
-object is kept inline or stored as a blob of its own if still large. Lists stay inline. A user
-object whose only key is "$blob" is always stored as a blob, so an inline `{"$blob": …}` is
-unambiguously a reference.
+object is kept inline or stored as a blob of its own if still large. A list of objects (the
+`messages` of a request, its `tools`) becomes a *prefix chain*: one small blob per element,
+each naming the chain of the elements before it, and the list is replaced by
+`{"$chain": <ref of its last node>}`. A conversation's next request shares every node of the
+previous one and adds nodes only for its new messages, so even the references grow linearly.
+A user object whose only key is "$blob" or "$chain" is always stored as a blob, so an inline
+reference is never ambiguous.
 """
 
 from __future__ import annotations
@@ -20,17 +24,23 @@ from symtrace.canonical import JSONValue, canonical_bytes
 from symtrace.hashing import digest_bytes
 
 BLOB_MIN_BYTES = 128
+CHAIN_MIN_ITEMS = 3
 REF_KEY = "$blob"
+CHAIN_KEY = "$chain"
+RESERVED = (REF_KEY, CHAIN_KEY)
 
 
 def is_ref(value: object) -> bool:
-    return isinstance(value, dict) and len(value) == 1 and REF_KEY in value
+    return isinstance(value, dict) and len(value) == 1 and next(iter(value)) in RESERVED
 
 
 def split(value: JSONValue, store: Callable[[str, bytes], None]) -> JSONValue:
     """Return *value* with sizeable parts replaced by refs; *store(digest, bytes)* saves them."""
     if isinstance(value, list):
-        return [split(item, store) for item in value]
+        items = [split(item, store) for item in value]
+        if len(value) >= CHAIN_MIN_ITEMS and all(isinstance(item, dict) for item in value):
+            return _chain(items, store)
+        return items
     if isinstance(value, dict):
         inner = {key: split(item, store) for key, item in value.items()}
         return _maybe_blob(inner, store, force=is_ref(value))
@@ -48,15 +58,38 @@ def _maybe_blob(value: JSONValue, store: Callable[[str, bytes], None], force: bo
     return {REF_KEY: ref}
 
 
+def _chain(items: list[JSONValue], store: Callable[[str, bytes], None]) -> JSONValue:
+    previous: str | None = None
+    for item in items:
+        data = canonical_bytes({"$i": item, "$p": previous})
+        previous = digest_bytes(data)
+        store(previous, data)
+    return {CHAIN_KEY: previous}
+
+
 def join(value: Any, load: Callable[[str], JSONValue]) -> JSONValue:
     """Inverse of split(): replace refs by their (recursively joined) content."""
     if isinstance(value, list):
         return [join(item, load) for item in value]
     if isinstance(value, dict):
         if is_ref(value):
-            return join(load(value[REF_KEY]), load)
+            if REF_KEY in value:
+                return join(load(value[REF_KEY]), load)
+            return _unchain(value[CHAIN_KEY], load)
         return {key: join(item, load) for key, item in value.items()}
     return value
+
+
+def _unchain(ref: str | None, load: Callable[[str], JSONValue]) -> list[JSONValue]:
+    items: list[JSONValue] = []
+    while ref is not None:
+        node = load(ref)
+        if not isinstance(node, dict) or "$i" not in node:
+            raise ValueError(f"blob {ref} is not a list node")
+        items.append(join(node["$i"], load))
+        ref = node.get("$p")
+    items.reverse()
+    return items
 
 
 def blob_filename(ref: str) -> str:

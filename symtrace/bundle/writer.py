@@ -35,12 +35,18 @@ def events_digest(events: list[Event]) -> str:
     return digest([[e.id, e.content_hash, list(e.parent_ids)] for e in ordered])
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write via a temp file and rename, so readers see all of the old or all of the new.
+
+    `durable` adds an fsync (the manifest). Blobs skip it: a killed process loses nothing
+    already written, and a blob torn by power loss is caught by its digest on load.
+    """
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
     with open(tmp, "wb") as fh:
         fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
+        if durable:
+            fh.flush()
+            os.fsync(fh.fileno())
     os.replace(tmp, path)
 
 
@@ -177,7 +183,7 @@ class BundleWriter:
                 for ref, data in pending.items():
                     target = self._dir / BLOBS / blobs.blob_filename(ref)
                     if not target.exists():
-                        atomic_write(target, data)
+                        atomic_write(target, data, durable=False)
                     self._known_blobs.add(ref)
                 self._events_fh.write(line)
                 self._events_fh.flush()

@@ -68,7 +68,7 @@ def test_strict_replay_is_identical_and_offline(recorded, stub, env):
 def test_live_rerun_differs(recorded, stub, env):
     import os
 
-    path, result = recorded
+    _path, result = recorded
     outputs = {
         subprocess.run([sys.executable, PROGRAM, "Tell me about Lisbon"], capture_output=True,
                        text=True, env={**os.environ, **env}).stdout
