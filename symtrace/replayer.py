@@ -40,7 +40,7 @@ from symtrace.divergence import (
 from symtrace.errors import MissingCall, ReplayDivergence, RequestMismatch, UnexpectedCall
 from symtrace.events import EdgeKind, Event, EventType, summarize
 from symtrace.graph import consumed as consumed_fps
-from symtrace.graph import descendants, produced
+from symtrace.graph import descendants, produced, quoted_texts, request_text
 from symtrace.guidance import Intervention
 from symtrace.hashing import digest
 from symtrace.redact import Redactor
@@ -95,6 +95,7 @@ class Replayer(Session):
         self._superseded: set[str] = set()  # anchor + descendants (selective)
         self._live_lanes: set[str] = set()
         self._live_values: set[str] = set()
+        self._live_quoted: list[str] = []  # longer live texts a later prompt may quote
         self.replayed_ids: list[str] = []
         self.live_ids: list[str] = []
         self.anchor_live_id: str | None = None
@@ -122,6 +123,7 @@ class Replayer(Session):
             if event.id not in self.live_ids:
                 self.live_ids.append(event.id)
             self._live_values.update(produced(event))
+            self._live_quoted.extend(quoted_texts(event))
             return event
 
     def close(self) -> None:
@@ -266,7 +268,12 @@ class Replayer(Session):
         if call.attribution.lane in self._live_lanes:
             return True
         fps = consumed_fps(call.event_type, call.request, call.meta)
-        return any(fp in self._live_values for fp in fps)
+        if any(fp in self._live_values for fp in fps):
+            return True
+        if call.kind == LLM and self._live_quoted:  # quoted inside a larger message (graph.py)
+            haystack = request_text(call.request)
+            return any(text in haystack for text in self._live_quoted)
+        return False
 
     # -- reports -----------------------------------------------------------------------------
     def _report(

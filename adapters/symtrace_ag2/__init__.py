@@ -1,10 +1,54 @@
-"""symtrace adapter for classic AG2 (module `autogen`, PyPI `ag2>=0.13.3,<1`)."""
+"""symtrace adapter for classic AG2 (module `autogen`, PyPI `ag2>=0.13.3,<1`).
+
+LLM values are captured by the core at the httpx transport (AG2 → openai SDK → httpx, also
+for speaker selection and on the executor threads of the async API). This adapter adds what
+only the framework knows, through the hook table below:
+
+* attribution: which agent made each LLM call, on which lane, and why (_attribution.py);
+* tool boundaries at AG2's function-execution seam, sync and asyncio.gather (_tools.py);
+* AG2's response cache as a recorded side channel (_cache.py);
+* its nondeterminism: random speaker selection and event uuids (_nondeterminism.py);
+* the final result: the summary of the outermost chat (_chat.py).
+
+Importing this package does not import AG2; the hooks resolve when the adapter installs.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from symtrace.adapter import Hook, PatchingAdapter
+from symtrace_ag2 import _attribution, _cache, _chat, _nondeterminism, _tools
+
+AGENT = "autogen.agentchat.conversable_agent:ConversableAgent"
+GROUP_CHAT = "autogen.agentchat.groupchat:GroupChat"
+
+HOOKS: tuple[Hook, ...] = (
+    Hook("autogen.oai.client:OpenAIWrapper.create", _attribution.llm_create,
+         "every LLM call: agent=, lane and reason from the `agent=` argument; wraps `cache=`"),
+    Hook(f"{AGENT}._reflection_with_llm", _attribution.reflection_summary,
+         "reason=summary for reflection_with_llm chat summaries"),
+    Hook(f"{GROUP_CHAT}.select_speaker", _attribution.select_speaker,
+         "speaker selection runs as the GroupChatManager, reason=speaker_selection"),
+    Hook(f"{GROUP_CHAT}.a_select_speaker", _attribution.a_select_speaker,
+         "async speaker selection, same attribution"),
+    Hook(f"{GROUP_CHAT}._create_internal_agents", _attribution.internal_agents,
+         "marks the throwaway speaker_selection_agent (its calls run on executor threads)"),
+    Hook(f"{AGENT}.execute_function", _tools.execute_function,
+         "tool boundary: the registered function's call, sequential tool-call replies"),
+    Hook(f"{AGENT}.a_execute_function", _tools.a_execute_function,
+         "tool boundary: async tool-call replies (asyncio.gather), lane per call index"),
+    Hook("autogen.cache.cache:Cache.__enter__", _cache.cache_enter,
+         "legacy cache_seed caches built inside create: lookups and stores are boundaries"),
+    Hook(f"{GROUP_CHAT}.random_select_speaker", _nondeterminism.random_speaker,
+         "the random speaker draw is served from the bundle"),
+    Hook("autogen.events.base_event:uuid4", _nondeterminism.seeded_uuid4,
+         "event uuids (printed on termination) drawn from the s0-seeded random"),
+    Hook(f"{AGENT}.initiate_chat", _chat.initiate_chat,
+         "declares the outermost chat's summary as the final result"),
+    Hook(f"{AGENT}.a_initiate_chat", _chat.a_initiate_chat,
+         "async twin: declares the outermost chat's summary"),
+)
 
 
 class AG2Adapter(PatchingAdapter):
@@ -19,4 +63,7 @@ class AG2Adapter(PatchingAdapter):
         return (0, 13) <= (major, minor) < (1, 0)
 
     def hooks(self) -> Sequence[Hook]:
-        return ()
+        return HOOKS
+
+
+__all__ = ["HOOKS", "AG2Adapter"]

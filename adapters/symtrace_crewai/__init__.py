@@ -1,10 +1,25 @@
-"""symtrace adapter for CrewAI (`crewai==1.15.*`)."""
+"""symtrace adapter for CrewAI (`crewai==1.15.*`).
+
+The values of every LLM call are captured by the core at the httpx transport (CrewAI's native
+providers use the openai SDK). This adapter says who made each call and why, turns tool
+bodies into replayable boundaries, pins the date `inject_date` puts into prompts, and declares
+a crew's output as the run's final result. Importing it does not import CrewAI: targets are
+resolved when the adapter is installed, after `import crewai`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from symtrace.adapter import Hook, PatchingAdapter
+from symtrace_crewai import _hooks as h
+
+CREW = "crewai.crew:Crew"
+AGENT = "crewai.agent.core:Agent"
+TASK = "crewai.task:Task"
+BASE_TOOL = "crewai.tools.base_tool:BaseTool"
+TOOL = "crewai.tools.base_tool:Tool"
+STRUCTURED_TOOL = "crewai.tools.structured_tool:CrewStructuredTool"
 
 
 class CrewAIAdapter(PatchingAdapter):
@@ -18,4 +33,48 @@ class CrewAIAdapter(PatchingAdapter):
         return version.startswith("1.15.")
 
     def hooks(self) -> Sequence[Hook]:
-        return ()
+        agent_run = h.chain(h.scoped(h.executing_agent), h.declaring_final)
+        return (
+            # who calls: every agent's calls on its own lane, framework-internal ones with a reason
+            Hook(f"{AGENT}.execute_task", h.scoped(h.executing_agent),
+                 "attribute a task's LLM calls to the agent (role, lane); manager: reason"),
+            Hook(f"{AGENT}.aexecute_task", h.scoped(h.executing_agent), "async twin"),
+            Hook(f"{AGENT}.kickoff", agent_run,
+                 "standalone Agent.kickoff: attribution, final result"),
+            Hook(f"{AGENT}.kickoff_async", agent_run, "async twin (akickoff delegates here)"),
+            Hook(f"{TASK}._export_output", h.scoped(h.converting_output),
+                 "reason output_conversion: output_pydantic/output_json converter call"),
+            Hook(f"{TASK}._aexport_output", h.scoped(h.converting_output), "async twin"),
+            Hook(f"{TASK}._invoke_guardrail_function", h.scoped(h.checking_guardrail),
+                 "reason guardrail: LLM guardrails and the retries they trigger"),
+            Hook(f"{TASK}._ainvoke_guardrail_function", h.scoped(h.checking_guardrail),
+                 "async twin"),
+            Hook("crewai.utilities.planning_handler:CrewPlanner._handle_crew_planning",
+                 h.scoped(h.because("planning")), "reason planning: Crew(planning=True)"),
+            Hook("crewai.utilities.reasoning_handler:AgentReasoning.handle_agent_reasoning",
+                 h.scoped(h.because("reasoning")), "reason reasoning: Agent(reasoning=True)"),
+            Hook("crewai.llms.context_window:summarize_messages",
+                 h.scoped(h.because("context_summary")),
+                 "reason context_summary: history compaction when the window overflows"),
+            Hook("crewai.llms.providers.openai.completion:OpenAICompletion.get_input_tokens_count",
+                 h.scoped(h.because("input_tokens")),
+                 "reason input_tokens: POST /responses/input_tokens preflights (api.openai.com)"),
+            # tools: one lane per native call of a response; bodies are boundaries
+            Hook("crewai.agents.agent_executor:AgentExecutor._execute_single_native_tool_call",
+                 h.native_tool_call, "lane f'{agent}/tool#{i}' and call id per native tool call"),
+            Hook(f"{BASE_TOOL}.run", h.tool_run, "tool boundary (native path)"),
+            Hook(f"{TOOL}.run", h.tool_run, "tool boundary for @tool functions (overrides run)"),
+            Hook(f"{BASE_TOOL}.arun", h.tool_arun, "tool boundary (async)"),
+            Hook(f"{TOOL}.arun", h.tool_arun, "tool boundary for @tool functions (async)"),
+            Hook(f"{STRUCTURED_TOOL}.invoke", h.structured_invoke,
+                 "tool boundary (text/ReAct path: func is the tool's _run)"),
+            Hook(f"{STRUCTURED_TOOL}.ainvoke", h.structured_ainvoke, "async twin"),
+            # side channel and final output
+            Hook("crewai.utilities.prompts:Prompts._build_date_block", h.date_block,
+                 "inject_date: record the rendered date, serve it on replay"),
+            Hook(f"{CREW}.kickoff", h.declaring_final, "declare the crew output as final result"),
+            Hook(f"{CREW}.akickoff", h.declaring_final, "async twin (kickoff_async uses kickoff)"),
+        )
+
+
+__all__ = ["CrewAIAdapter"]
