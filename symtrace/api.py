@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from symtrace import adapters as adapter_registry
-from symtrace import http_boundary
+from symtrace import guard, http_boundary
 from symtrace.bundle.format import KIND_RECORDING, KIND_SELECTIVE
 from symtrace.bundle.reader import Bundle, load_bundle
 from symtrace.bundle.writer import BundleWriter
@@ -313,10 +313,13 @@ def _abort(writer: BundleWriter | None) -> None:
 
 @contextmanager
 def _installed(session: Session, names: Sequence[Any]) -> Iterator[None]:
-    """Activate *session* and install the HTTP boundary and adapters; undo in reverse."""
+    """Activate *session* and install the HTTP boundary, guard and adapters; undo in reverse."""
     activate(session)
     installed: list[Any] = []
+    guarded = isinstance(session, Replayer)
     try:
+        if guarded:
+            guard.install(session.endpoints(), session.block_live)
         http_boundary.install()
         try:
             for adapter in names:
@@ -328,6 +331,8 @@ def _installed(session: Session, names: Sequence[Any]) -> Iterator[None]:
                 adapter.uninstall()
             http_boundary.uninstall()
     finally:
+        if guarded:
+            guard.uninstall()
         deactivate(session)
 
 

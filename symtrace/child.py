@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from symtrace import adapters as adapter_registry
-from symtrace import http_boundary
+from symtrace import guard, http_boundary
 from symtrace.bundle.reader import load_bundle
 from symtrace.bundle.writer import BundleWriter, atomic_write
 from symtrace.canonical import to_json_value
@@ -73,6 +73,8 @@ def start() -> None:
     else:
         raise RuntimeError(f"unknown {ENV_MODE} mode {mode!r}")
     activate(session)
+    if isinstance(session, Replayer):
+        guard.install(session.endpoints(), session.block_live)
     http_boundary.install()
     for adapter in armed:
         adapter.install()
@@ -82,6 +84,8 @@ def start() -> None:
         for adapter in reversed(armed):
             adapter.uninstall()
         http_boundary.uninstall()
+        if isinstance(session, Replayer):
+            guard.uninstall()
         deactivate(session)
         hand_back()
 

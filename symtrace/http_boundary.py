@@ -130,7 +130,7 @@ def to_call(request: httpx.Request, scrub: Callable[[JSONValue], JSONValue]) -> 
     http = canonical_http_request(
         request.method, request.url.path, request.url.query.decode(), scrub(body)
     )
-    meta = {"host": request.url.host}
+    meta = {"host": request.url.host, "port": request.url.port}
     if is_llm_request(request):
         return BoundaryCall.make(LLM, http, meta)
     return BoundaryCall.make(TOOL, canonical_tool_call("http", http), {**meta, "tool": "http"})

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from symtrace import guard
 from symtrace import guidance as guidance_mod
 from symtrace.bundle.reader import Bundle
 from symtrace.bundle.writer import BundleWriter
@@ -147,6 +148,28 @@ class Replayer(Session):
                 self._first = MissingCall(report)
                 raise self._first
 
+    def endpoints(self) -> set[tuple[str, int]]:
+        """(host, port) of every endpoint the recording talked to through httpx."""
+        out = set()
+        for record in self.records:
+            host, port = record.meta.get("host"), record.meta.get("port")
+            if host:
+                out.add((str(host), int(port) if port else 443))
+                if not port:
+                    out.add((str(host), 80))
+        return out
+
+    def block_live(self, host: str, port: int) -> None:
+        """Egress guard callback: a connection to a recorded endpoint bypassed httpx."""
+        with self._mlock:
+            if self._first is None and not self._live_started:
+                report = self._report(
+                    DivergenceKind.UNEXPECTED_CALL, None, None, "network",
+                    hint=f"the program connected to {host}:{port}, a recorded endpoint, "
+                    "without going through httpx; record that call as a tool boundary",
+                )
+                self._first = UnexpectedCall(report)
+
     @property
     def divergence(self) -> ReplayDivergence | None:
         return self._first
@@ -251,6 +274,7 @@ class Replayer(Session):
     def _start_live(self, call: BoundaryCall, record: Event) -> Ticket:
         assert self.live_intervention is not None
         self._live_started = True
+        guard.release()
         self._superseded = {record.id} | descendants(self.bundle.events, record.id)
         request = self.live_intervention.apply(call.request)
         ticket = self._live(call, request)

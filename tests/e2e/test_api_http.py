@@ -376,3 +376,23 @@ class TestSelectiveReplay:
             agent_loop(stub, "a different question")
         assert not (tmp_path / "child").exists()
         assert not list(tmp_path.glob(".child.partial-*"))
+
+
+class TestEgressGuard:
+    def test_bypassing_httpx_to_a_recorded_endpoint_is_blocked_and_reported(self, tmp_path,
+                                                                           stub_llm):
+        import urllib.request
+
+        with symtrace.record(tmp_path / "b"):
+            client(stub_llm).chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "hi"}])
+        served = stub_llm.served
+        with pytest.raises(UnexpectedCall) as info, symtrace.replay(tmp_path / "b"):
+            client(stub_llm).chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "hi"}])
+            try:  # the program swallows the refusal; the replay still fails
+                urllib.request.urlopen(stub_llm.url + "/models", timeout=2)
+            except OSError:
+                pass
+        assert info.value.report.boundary == "network"
+        assert stub_llm.served == served
