@@ -396,3 +396,23 @@ class TestEgressGuard:
                 pass
         assert info.value.report.boundary == "network"
         assert stub_llm.served == served
+
+
+class TestEntropy:
+    def test_random_draws_are_replayed_from_the_recorded_seed(self, tmp_path, stub_llm):
+        import random
+
+        def ask() -> str:
+            topic = random.choice(["Lisbon", "Porto", "Faro", "Braga", "Evora", "Sintra"])
+            number = random.randint(0, 10**9)
+            return client(stub_llm).chat.completions.create(
+                model="m", messages=[{"role": "user", "content": f"{topic} {number}"}]
+            ).choices[0].message.content
+
+        with symtrace.record(tmp_path / "b"):
+            recorded = ask()
+        random.seed(12345)  # the process state before replay must not matter
+        with symtrace.replay(tmp_path / "b"):
+            assert ask() == recorded
+        seed = symtrace.load_bundle(tmp_path / "b").initial_state["random_seed"]
+        assert isinstance(seed, int)
