@@ -20,11 +20,11 @@ demo: setup
 
 # The whole test suite (what CI runs).
 test: setup
-	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks experiments
+	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks
 	$(PY) -m pytest -q -p no:cacheprovider
 
 lint: setup
-	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks experiments
+	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks
 
 bench: setup
 	$(PY) benchmarks/overhead_and_size.py

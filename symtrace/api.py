@@ -329,6 +329,7 @@ def _installed(session: Session, names: Sequence[Any]) -> Iterator[None]:
         finally:
             for adapter in reversed(installed):
                 adapter.uninstall()
+            http_boundary.finish_open_streams()
             http_boundary.uninstall()
     finally:
         if guarded:

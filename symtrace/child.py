@@ -83,6 +83,7 @@ def start() -> None:
     def at_exit() -> None:
         for adapter in reversed(armed):
             adapter.uninstall()
+        http_boundary.finish_open_streams()
         http_boundary.uninstall()
         if isinstance(session, Replayer):
             guard.uninstall()

@@ -37,6 +37,9 @@ KEPT_RESPONSE_HEADERS = (
 _ORIGINALS: dict[str, Any] = {}
 _install_lock = threading.Lock()
 _install_count = 0
+# Streams still open: finished (with what was read) when the session ends, so a stream the
+# program abandoned without closing is still recorded rather than silently missing.
+_open_streams: dict[int, Callable[[], None]] = {}
 
 
 # -- install / uninstall (symmetric, reference-counted) --------------------------------------
@@ -69,6 +72,12 @@ def uninstall() -> None:
 
 def is_installed() -> bool:
     return _install_count > 0
+
+
+def finish_open_streams() -> None:
+    """Record every stream the program left open (called when a session ends)."""
+    for finish in list(_open_streams.values()):
+        finish()
 
 
 # -- the two shells --------------------------------------------------------------------------
@@ -255,7 +264,10 @@ def _tee_sync(
     def finish() -> None:
         if not done.is_set():
             done.set()
+            _open_streams.pop(id(done), None)
             _finish(session, ticket, call, _stream_record(response, chunks))
+
+    _open_streams[id(done)] = finish
 
     class Tee(httpx.SyncByteStream):
         def __iter__(self) -> Iterator[bytes]:
@@ -285,7 +297,10 @@ def _tee_async(
     def finish() -> None:
         if not done.is_set():
             done.set()
+            _open_streams.pop(id(done), None)
             _finish(session, ticket, call, _stream_record(response, chunks))
+
+    _open_streams[id(done)] = finish
 
     class Tee(httpx.AsyncByteStream):
         async def __aiter__(self) -> AsyncIterator[bytes]:

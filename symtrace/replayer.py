@@ -190,8 +190,14 @@ class Replayer(Session):
         ]
         same_kind = [r for r in pending if r.type is call.event_type]
         if is_strict_lane(lane):
-            head = next((r for r in same_kind if r.lane == lane), None)
-            if head is not None and self._hash_for(call, head) == head.request_hash:
+            # the next record of the lane, whatever its kind: an LLM call arriving where a
+            # tool call was recorded is a reordering, not a match further down the lane
+            head = next((r for r in pending if r.lane == lane), None)
+            if (
+                head is not None
+                and head.type is call.event_type
+                and self._hash_for(call, head) == head.request_hash
+            ):
                 return head, None
             expected = head
         else:

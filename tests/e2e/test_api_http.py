@@ -416,3 +416,18 @@ class TestEntropy:
             assert ask() == recorded
         seed = symtrace.load_bundle(tmp_path / "b").initial_state["random_seed"]
         assert isinstance(seed, int)
+
+
+def test_an_abandoned_stream_is_still_recorded(tmp_path, stub_llm):
+    def first_chunk() -> str:
+        stream = client(stub_llm).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "stream"}], stream=True)
+        for chunk in stream:  # read one chunk, never close the stream
+            return chunk.id
+
+    with symtrace.record(tmp_path / "b"):
+        recorded = first_chunk()
+    bundle = symtrace.load_bundle(tmp_path / "b")
+    assert bundle.events[0].response["stream"] is True
+    with symtrace.replay(tmp_path / "b"):
+        assert first_chunk() == recorded

@@ -63,3 +63,15 @@ def test_import_imports_no_framework_or_sdk():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_arming_every_adapter_imports_no_framework():
+    code = (
+        "import sys; from symtrace.adapters import resolve; armed = resolve(None); "
+        "[a.install() for a in armed]; "
+        "bad = [m for m in sys.modules if m.split('.')[0] in "
+        "('autogen', 'crewai', 'autogen_agentchat', 'autogen_ext')]; "
+        "[a.uninstall() for a in armed]; print(bad); sys.exit(1 if bad else 0)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr

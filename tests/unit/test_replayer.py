@@ -111,6 +111,16 @@ class TestStrict:
         assert info.value.report.event_id == "agent_action_0000"
 
 
+    def test_an_llm_call_where_a_tool_call_was_recorded_diverges(self, tmp_path):
+        bundle = record_sequential(tmp_path / "b")
+        r = replayer(bundle)
+        run(r, llm_call(chat_request("plan the trip")), None)
+        # skips the recorded tool call and makes the next LLM call directly
+        with pytest.raises(RequestMismatch) as info:
+            run(r, llm_call(chat_request("plan the trip", "Lisbon: sunny and warm")), None)
+        assert info.value.report.event_id == "tool_call_0000"
+
+
 class TestLanes:
     def _record_parallel(self, path):
         session, writer = recorder(path)
