@@ -1,0 +1,191 @@
+"""Rendering a Diagnosis: a readable rich table, canonical JSON, and the --explain breakdown.
+
+JSON output is sorted and rounded (6 decimals) and carries no timestamps, so the same bundle
+gives the same bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from symtrace.diagnosis.pipeline import Diagnosis, NodeDiagnosis
+from symtrace.diagnosis.scoring import ScoringConfig
+
+
+def to_json_bytes(data: Any) -> bytes:
+    return orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _cats(categories: tuple[Any, ...]) -> str:
+    return ",".join(c.value for c in categories) or "-"
+
+
+def table(diagnosis: Diagnosis) -> Table:
+    """One row per completed node in observed order."""
+    anchor = diagnosis.anchor
+    grid = Table(title=Text(f"symtrace diagnose: {diagnosis.source}"), title_justify="left")
+    for name, justify in (
+        ("#", "right"), ("node", "left"), ("agent", "left"), ("L^r", "left"), ("L^f", "left"),
+        ("c_l", "right"), ("c_r", "right"), ("S_r", "right"), ("S_s", "right"),
+        ("c_f", "right"), ("anchor", "left"),
+    ):  # fmt: skip
+        grid.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for node in diagnosis.nodes:
+        f, s = node.features, node.scores
+        mark = ""
+        if anchor is not None and node.view.id == anchor.target:
+            mark = f"◀ {anchor.anchor}" if anchor.anchor != node.view.id else "◀ here"
+        elif node.eligible and node.boundary is not None:
+            mark = f"({node.boundary.event_id})"
+        style = "bold" if mark.startswith("◀") else None
+        cells = (
+            str(node.view.index), node.view.id, node.view.agent or "-",
+            _cats(node.proposed), _cats(node.confirmed),
+            _num(f.c_local if f else None), _num(f.c_raw if f else None),
+            _num(s.s_r if s else None), _num(s.s_s if s else None),
+            _num(s.c_f if s else None), mark,
+        )  # fmt: skip
+        grid.add_row(*(Text(cell) for cell in cells), style=style)
+    return grid
+
+
+def evidence_lines(diagnosis: Diagnosis) -> Text:
+    text = Text()
+    for node in diagnosis.nodes:
+        for item in node.evidence:
+            confirmed = item.category in node.confirmed
+            text.append(f"{node.view.id} ", style="bold")
+            text.append(
+                f"[{item.category.value if item.category else '?'} {item.rule}"
+                f"{'' if item.scope.value == 'local' else ', propagated'}"
+                f"{'' if confirmed else ', rejected'}] "
+            )
+            text.append(f'{item.note}: "{item.quote}"')
+            refs = item.event_ids[1:]
+            if refs:
+                text.append(f" (see {', '.join(refs)})")
+            text.append("\n")
+    return text
+
+
+def summary_line(diagnosis: Diagnosis) -> str:
+    theta = diagnosis.config.theta
+    anchor = diagnosis.anchor
+    if anchor is None:
+        return f"No eligible anchor (no node with a confirmed symptom and c_f ≥ θ={theta:.2f})."
+    where = (
+        f"at {anchor.target}"
+        if anchor.anchor == anchor.target
+        else f"at {anchor.anchor} ({anchor.relation} LLM boundary of suspicious node "
+        f"{anchor.target})"
+    )
+    note = "" if anchor.replayable else " [analysis-only trace: not replayable]"
+    return (
+        f"First eligible anchor: {where}; symptoms {_cats(anchor.categories)}, "
+        f"c_f={anchor.c_f:.3f} ≥ θ={theta:.2f}.{note}"
+    )
+
+
+def render_table(diagnosis: Diagnosis, console: Console) -> None:
+    console.print(table(diagnosis))
+    lines = evidence_lines(diagnosis)
+    if lines.plain:
+        console.print(Text("Evidence", style="bold underline"))
+        console.print(lines, end="")
+    console.print(Text(summary_line(diagnosis)))
+    if diagnosis.judge:
+        console.print(Text(f"Judge: {diagnosis.judge} (rationales are audit-only, see --explain)"))
+
+
+def explain(diagnosis: Diagnosis, event_id: str) -> Group:
+    """The full feature breakdown of one node."""
+    node = diagnosis.node(event_id)
+    v = node.view
+    out = [
+        Text(
+            f"{v.id}  ({v.type.value}, position {v.index} of {len(diagnosis.nodes)}, "
+            f"lane {v.lane}, agent {v.agent or '-'})",
+            style="bold",
+        )
+    ]
+    view = Table.grid(padding=(0, 2))
+    view.add_column(style="dim")
+    view.add_column()
+    for label, value in (
+        ("text", v.text[:300] + ("…" if len(v.text) > 300 else "")),
+        ("calls", "; ".join(f"{c.name}" for c in v.calls) or "-"),
+        ("urls", ", ".join(v.urls) or "-"),
+        ("error", v.error.render() if v.error else "-"),
+        ("final-style", "yes" if v.final_style else "no"),
+        ("fingerprints", "; ".join(v.fingerprints) or "-"),
+    ):
+        view.add_row(label, Text(value))
+    out.append(view)
+    if not node.evidence:
+        out.append(Text("No rule triggered: zero suspiciousness, judge not queried."))
+        return Group(*out)
+    out.append(Text("Rules", style="bold underline"))
+    for item in node.evidence:
+        out.append(
+            Text(
+                f"  {item.category.value if item.category else '?'} {item.rule} "
+                f"({item.scope.value}, confidence "
+                f"{diagnosis.config.confidence(item.rule):.2f}): {item.note}: "
+                f'"{item.quote}"'
+            )
+        )
+    out.append(Text(f"L^r = {_cats(node.proposed)}   L^f = {_cats(node.confirmed)}"))
+    if node.verdict is not None:
+        out.append(
+            Text(
+                f"judge: confidence {node.verdict.confidence:.3f}; rationale (audit only, "
+                f"never in Δ): {node.verdict.rationale}"
+            )
+        )
+    if node.features is not None and node.scores is not None:
+        out.append(_equations(node, diagnosis.config))
+    return Group(*out)
+
+
+def _equations(node: NodeDiagnosis, k: ScoringConfig) -> Text:
+    f, s = node.features, node.scores
+    assert f is not None and s is not None
+    n = len(f.categories)
+    ip, ia, if_ = int(f.propagation_only), int(f.actionable), int(f.final)
+    rows = [
+        f"c_l={f.c_local:.3f}  c_r={f.c_raw:.3f}  c_LLM={f.c_llm:.3f}  I_p={ip}  I_a={ia}  "
+        f"I_f={if_}  ρ={f.rho:.3f}  |L|={n}  η={s.eta:+.2f}",
+        f"(21) B_r = β0 + η + βl·c_l = {k.beta_0} + {s.eta} + {k.beta_l}·{f.c_local:.3f} "
+        f"= {s.b_r:.4f}",
+        f"(24) G_r = βm·1[|L|>1] + βC4·1[C4] + βC2·1[C2] = {s.g_multi:.4f} + {s.g_cat:.4f} "
+        f"= {s.g_r:.4f}",
+        f"(25) P_r = βp·I_p + βπ·ρ = {k.beta_p}·{ip} + {k.beta_pi}·{f.rho:.3f} = {s.p_r:.4f}",
+        f"(26) S_r = clip(B_r + G_r − P_r) = {s.s_r:.4f}",
+        f"(27) B_s = αr·S_r + αl·c_l + αu·c_r = {k.alpha_r}·{s.s_r:.4f} + "
+        f"{k.alpha_l}·{f.c_local:.3f} + {k.alpha_u}·{f.c_raw:.3f} = {s.b_s:.4f}",
+        f"(28) G_s = αn·min({k.alpha_n_cap},|L|) + αa·I_a = {k.alpha_n}·{min(k.alpha_n_cap, n)} "
+        f"+ {k.alpha_a}·{ia} = {s.g_s:.4f}",
+        f"(29) P_s = αp·I_p + αf·I_f + απ·ρ = {k.alpha_p}·{ip} + {k.alpha_f}·{if_} + "
+        f"{k.alpha_pi}·{f.rho:.3f} = {s.p_s:.4f}",
+        f"(30) S_s = clip(B_s + G_s − P_s) = {s.s_s:.4f}",
+        f"(31) c_mix = {k.w_llm}·c_LLM + {k.w_struct}·S_s = {s.c_mix:.4f}",
+        f"(33) c_f = clip(c_mix + {k.multi_bonus}·1[|L|>1]) = {s.c_f:.4f}  "
+        f"{'≥' if s.c_f >= k.theta else '<'} θ={k.theta}",
+        "boundary: "
+        + (
+            f"{node.boundary.event_id} ({node.boundary.relation})"
+            if node.boundary
+            else "none (no LLM call to resume at)"
+        )
+        + f"; eligible: {'yes' if node.eligible else 'no'}",
+    ]
+    return Text("\n".join(rows))

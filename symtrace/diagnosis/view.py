@@ -1,0 +1,425 @@
+"""The diagnostic view of a node (Algorithm 3, line 3): what the rules look at.
+
+A `NodeView` flattens one event into the few things the C1–C4 rules need: its own text, the
+tool invocations it makes or completes, the URLs it acts on, its error, and whether it claims
+a final answer. `TraceContext` holds T, the views in observed order O and the graph helpers
+the rules use to look at τ<v. Building views is pure: same bundle, same views.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from symtrace.bundle.reader import Bundle
+from symtrace.canonical import JSONValue, canonical_bytes
+from symtrace.diagnosis.task import TaskSpec, parse_task
+from symtrace.events import EdgeKind, Event, EventType
+
+# Tool-result statuses that mean failure (paper eq. 39, ℰ_f).
+FAILED_STATUSES = frozenset({"failed", "failure", "error", "timeout", "timed_out"})
+URL_KEYS = frozenset({"url", "uri", "href", "link", "start_url", "page", "address"})
+ACTION_KEYS = ("action", "tool", "tool_name", "function")
+_URL = re.compile(r"\b(?:https?|view-source):[^\s\"'<>)\]]+")
+_FINAL = re.compile(r"(?i)\bfinal[ _]answer\b\s*[:：]?")
+_TERMINATE = re.compile(r"(?m)^\s*TERMINATE\s*$")
+_REACT = re.compile(r"(?m)^Action:\s*(?P<name>[\w.\-]+)\s*\nAction Input:\s*(?P<input>.+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInvocation:
+    """A tool name and its arguments, as made by a tool_call or asked for by an agent."""
+
+    name: str
+    arguments: JSONValue
+
+    @property
+    def fingerprint(self) -> str:
+        """Normalized action fingerprint: name and arguments, case/whitespace/URL-slash folded."""
+        args = canonical_bytes(_normalize(self.arguments)).decode()
+        return f"{self.name.strip().lower()}:{args}"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    type: str
+    message: str
+
+    def render(self) -> str:
+        return f"{self.type}: {self.message}" if self.message else self.type
+
+
+@dataclass(frozen=True)
+class NodeView:
+    """One completed node as the rules see it."""
+
+    id: str
+    index: int  # position in O, 0-based
+    type: EventType
+    lane: str
+    agent: str | None
+    reason: str | None
+    parents: tuple[str, ...]
+    data_parents: tuple[str, ...]
+    text: str  # the node's own content as text
+    calls: tuple[ToolInvocation, ...] = ()  # invocations made (tool_call/result) or requested
+    action: dict[str, Any] | None = None  # an action object in the output ({"action": ...})
+    urls: tuple[str, ...] = ()  # URLs the node acts on (arguments, action objects, results)
+    error: ErrorInfo | None = None
+    http_status: int | None = None
+    final_style: bool = False  # claims a final answer (final_result, "Final answer: …")
+    output: JSONValue = None  # the claimed final output, parsed when it is JSON
+    result: JSONValue = None  # a tool_result's value
+    call_id: str | None = None  # a tool_result's tool_call
+    offered_tools: tuple[str, ...] = ()  # tool names an agent_action's request offered
+    fingerprints: tuple[str, ...] = field(default=())
+
+    @property
+    def offers_tools(self) -> bool:
+        return bool(self.offered_tools)
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+    @property
+    def is_llm(self) -> bool:
+        return self.type is EventType.AGENT_ACTION
+
+
+@dataclass(frozen=True)
+class TraceContext:
+    """T, the views in O, and helpers for looking at τ<v."""
+
+    task: TaskSpec
+    views: tuple[NodeView, ...]
+    replayable: bool = True
+
+    @cached_property
+    def by_id(self) -> dict[str, NodeView]:
+        return {view.id: view for view in self.views}
+
+    @cached_property
+    def parents(self) -> dict[str, tuple[str, ...]]:
+        """Edges of G upwards: node id → its parents' ids."""
+        return {view.id: view.parents for view in self.views}
+
+    @cached_property
+    def children(self) -> dict[str, tuple[str, ...]]:
+        """Edges of G downwards: node id → the ids of the nodes that name it as a parent."""
+        below: dict[str, list[str]] = {}
+        for view in self.views:
+            for parent in view.parents:
+                below.setdefault(parent, []).append(view.id)
+        return {node: tuple(ids) for node, ids in below.items()}
+
+    def before(self, view: NodeView) -> tuple[NodeView, ...]:
+        """τ<v: the nodes observed before *view*."""
+        return self.views[: view.index]
+
+    @cached_property
+    def tool_dependent(self) -> bool:
+        """The task needs tools: T names tools/URLs or asks to look things up, or tools exist."""
+        return self.task.mentions_tools or any(
+            v.offers_tools or v.type is EventType.TOOL_CALL for v in self.views
+        )
+
+    def unresolved_errors(self, view: NodeView) -> list[NodeView]:
+        """Failed nodes in τ<v not followed (before v) by a success of the same tool or lane."""
+        prefix = self.before(view)
+        unresolved = []
+        for i, failed in enumerate(prefix):
+            if failed.error is None or failed.type not in (
+                EventType.TOOL_RESULT,
+                EventType.AGENT_ACTION,
+            ):
+                continue
+            if not any(_resolves(later, failed) for later in prefix[i + 1 :]):
+                unresolved.append(failed)
+        return unresolved
+
+
+def _resolves(later: NodeView, failed: NodeView) -> bool:
+    if later.error is not None or later.type is not failed.type:
+        return False
+    if failed.type is EventType.AGENT_ACTION:
+        return later.lane == failed.lane
+    return _tool_name(later) == _tool_name(failed)
+
+
+def _tool_name(view: NodeView) -> str | None:
+    return view.calls[0].name if view.calls else None
+
+
+def build_context(bundle: Bundle) -> TraceContext:
+    """Views of every completed node of *bundle*, in observed order."""
+    views: list[NodeView] = []
+    for index, event in enumerate(bundle.events):
+        views.append(node_view(event, index, bundle))
+    replayable = bool(bundle.manifest.get("replayable", True))
+    return TraceContext(parse_task(bundle.task), tuple(views), replayable)
+
+
+def node_view(event: Event, index: int, bundle: Bundle) -> NodeView:
+    base: dict[str, Any] = {
+        "id": event.id,
+        "index": index,
+        "type": event.type,
+        "lane": event.lane,
+        "agent": event.agent,
+        "reason": event.reason,
+        "parents": event.parent_ids,
+        "data_parents": tuple(e.source for e in event.parents if e.kind is EdgeKind.DATA),
+    }
+    if event.type is EventType.AGENT_ACTION:
+        fields = _agent_action(event)
+    elif event.type is EventType.TOOL_CALL:
+        fields = _tool_call(event)
+    elif event.type is EventType.TOOL_RESULT:
+        fields = _tool_result(event, bundle)
+    else:
+        fields = _final_result(event)
+    calls: tuple[ToolInvocation, ...] = fields.get("calls", ())
+    action = fields.get("action")
+    if action is not None:
+        calls = (*calls, _action_invocation(action))
+        fields["calls"] = calls
+    urls = list(fields.pop("extra_urls", ()))
+    for call in calls:
+        urls.extend(_urls_in(call.arguments))
+    fields["urls"] = tuple(dict.fromkeys(urls))
+    fields["fingerprints"] = tuple(dict.fromkeys(call.fingerprint for call in calls))
+    return NodeView(**base, **fields)
+
+
+def _agent_action(event: Event) -> dict[str, Any]:
+    request = event.request if isinstance(event.request, dict) else {}
+    body = request.get("body") if isinstance(request.get("body"), dict) else {}
+    response = event.response if isinstance(event.response, dict) else {}
+    status = response.get("status")
+    rbody = response.get("body")
+    out: dict[str, Any] = {"offered_tools": _offered(body)}
+    if isinstance(status, int) and status >= 400:
+        err = rbody.get("error") if isinstance(rbody, dict) else None
+        err = err if isinstance(err, dict) else {}
+        message = str(err.get("message") or (rbody if isinstance(rbody, str) else ""))
+        out["error"] = ErrorInfo(str(err.get("type") or f"HTTP {status}"), message)
+        out["http_status"] = status
+        out["text"] = out["error"].render()
+        return out
+    message = _first_message(rbody)
+    text = content_text(message.get("content"))
+    calls = []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict) and function.get("name"):
+            calls.append(
+                ToolInvocation(str(function["name"]), parse_json(function.get("arguments")))
+            )
+    react = _REACT.search(text) if not calls else None
+    if react:  # text-protocol agents (CrewAI's ReAct): "Action: x" / "Action Input: {…}"
+        calls.append(ToolInvocation(react.group("name"), parse_json(react.group("input"))))
+    out["text"] = text
+    out["calls"] = tuple(calls)
+    out["action"] = None if react else find_action(text)
+    final = _FINAL.search(text) or _TERMINATE.search(text)
+    if final:
+        out["final_style"] = True
+        out["output"] = _final_payload(text, final)
+    return out
+
+
+def _offered(body: dict[str, Any]) -> tuple[str, ...]:
+    names = []
+    for tool in (body.get("tools") or []) + (body.get("functions") or []):
+        if isinstance(tool, dict):
+            function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+            if isinstance(function.get("name"), str):
+                names.append(function["name"])
+    return tuple(names)
+
+
+def _tool_call(event: Event) -> dict[str, Any]:
+    request = event.request if isinstance(event.request, dict) else {}
+    call = ToolInvocation(str(request.get("tool") or "?"), request.get("arguments"))
+    return {"text": f"{call.name}({render(call.arguments)})", "calls": (call,)}
+
+
+def _tool_result(event: Event, bundle: Bundle) -> dict[str, Any]:
+    response = event.response if isinstance(event.response, dict) else {}
+    call_event = _call_of(event, bundle)
+    out: dict[str, Any] = {"call_id": call_event.id if call_event else None}
+    if call_event is not None:
+        out["calls"] = _tool_call(call_event)["calls"]
+    if not response.get("ok", True):
+        err = response.get("error") if isinstance(response.get("error"), dict) else {}
+        out["error"] = ErrorInfo(str(err.get("type") or "Error"), str(err.get("message") or ""))
+        out["text"] = out["error"].render()
+        return out
+    value = response.get("value")
+    out["result"] = value
+    out["text"] = render(value)
+    if isinstance(value, dict):
+        code = next(
+            (value[k] for k in ("http_status", "status_code", "status") if _is_int(value.get(k))),
+            None,
+        )
+        out["http_status"] = code
+        status = value.get("status")
+        if isinstance(status, str) and status.strip().lower() in FAILED_STATUSES:
+            detail = value.get("error") or value.get("message") or ""
+            out["error"] = ErrorInfo(status, render(detail))
+        elif value.get("error"):
+            out["error"] = ErrorInfo("error", render(value["error"]))
+        elif isinstance(code, int) and code >= 400:
+            out["error"] = ErrorInfo(f"HTTP {code}", render(value.get("reason") or ""))
+        if isinstance(value.get("url"), str):
+            out["extra_urls"] = (value["url"],)
+    return out
+
+
+def _final_result(event: Event) -> dict[str, Any]:
+    response = event.response if isinstance(event.response, dict) else {}
+    value = response.get("value")
+    tail = response.get("stdout_tail")
+    exit_code = response.get("exit_code")
+    out: dict[str, Any] = {"text": render(value) if value is not None else str(tail or "")}
+    if isinstance(exit_code, int) and exit_code != 0:
+        last = [line for line in str(tail or "").splitlines() if line.strip()]
+        out["error"] = ErrorInfo("exit_code", f"{exit_code}" + (f" ({last[-1]})" if last else ""))
+    if value is not None:
+        parsed = parse_json(value) if isinstance(value, str) else value
+        marker = _FINAL.search(value) if isinstance(value, str) else None
+        if marker is not None:  # "Final answer: …" as the declared output: keep the payload
+            parsed = _final_payload(value, marker)
+        out["final_style"] = True
+        out["output"] = parsed
+        out["action"] = parsed if _is_action(parsed) else find_action(out["text"])
+    return out
+
+
+def _call_of(event: Event, bundle: Bundle) -> Event | None:
+    for edge in sorted(event.parents, key=lambda e: e.kind is not EdgeKind.DATA):
+        parent = bundle.by_id.get(edge.source)
+        if parent is not None and parent.type is EventType.TOOL_CALL:
+            return parent
+    return None
+
+
+def _first_message(body: object) -> dict[str, Any]:
+    if isinstance(body, dict):
+        choices = body.get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            message = choices[0].get("message") or choices[0].get("delta")
+            if isinstance(message, dict):
+                return message
+    return {}
+
+
+def content_text(content: object) -> str:
+    """Text of a chat message `content`: a string or the text parts of a list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content
+        )
+    return ""
+
+
+def _final_payload(text: str, match: re.Match[str]) -> JSONValue:
+    if match.re is _TERMINATE:
+        payload = _TERMINATE.sub("", text).strip()
+    else:
+        rest = text[match.end() :].strip()
+        payload = re.split(r"\n\s*\n", rest, maxsplit=1)[0].strip() if rest else ""
+    return parse_json(payload) if payload[:1] in ("[", "{") else payload
+
+
+def find_action(text: str) -> dict[str, Any] | None:
+    """The first JSON object in *text* that names an action (`{"action": "browse", …}`)."""
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    attempts = 0
+    while start >= 0 and attempts < 20:
+        attempts += 1
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            value = None
+        if _is_action(value):
+            return value
+        start = text.find("{", start + 1)
+    return None
+
+
+def _is_action(value: object) -> bool:
+    return isinstance(value, dict) and any(isinstance(value.get(k), str) for k in ACTION_KEYS)
+
+
+def _action_invocation(action: dict[str, Any]) -> ToolInvocation:
+    key = next(k for k in ACTION_KEYS if isinstance(action.get(k), str))
+    args = action.get("arguments") or action.get("args") or action.get("parameters")
+    if not isinstance(args, dict):
+        skip = {key, "reason", "thought", "rationale", "arguments", "args", "parameters"}
+        args = {k: v for k, v in action.items() if k not in skip}
+    return ToolInvocation(str(action[key]), args)
+
+
+def _urls_in(value: JSONValue, key: str | None = None) -> list[str]:
+    if isinstance(value, str):
+        if key is not None and key.lower() in URL_KEYS and value.strip():
+            return [value.strip()]
+        return _URL.findall(value)
+    if isinstance(value, dict):
+        return [url for k, v in value.items() for url in _urls_in(v, str(k))]
+    if isinstance(value, list):
+        return [url for item in value for url in _urls_in(item, key)]
+    return []
+
+
+def normalize_url(url: str) -> str:
+    url = url.strip().split("#", 1)[0]
+    scheme, sep, rest = url.partition("://")
+    if sep:
+        host, slash, path = rest.partition("/")
+        url = f"{scheme.lower()}://{host.lower()}{slash}{path}"
+    return url.rstrip("/")
+
+
+def _normalize(value: JSONValue) -> JSONValue:
+    if isinstance(value, str):
+        text = " ".join(value.split())
+        return normalize_url(text).lower() if _URL.fullmatch(text) else text.lower()
+    if isinstance(value, dict):
+        return {str(k): _normalize(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_normalize(v) for v in value]
+    return value
+
+
+def parse_json(value: object) -> JSONValue:
+    """A JSON string parsed, or the value itself (tool arguments are often JSON text)."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def render(value: JSONValue) -> str:
+    """A value as text: strings as they are, everything else as sorted compact JSON."""
+    if isinstance(value, str):
+        return value
+    try:
+        return canonical_bytes(value).decode()
+    except TypeError:
+        return repr(value)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
