@@ -112,6 +112,33 @@ class DivergenceReport:
             "hint": self.hint,
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> DivergenceReport:
+        """Inverse of to_json() (a child process hands its report back as JSON)."""
+        return cls(
+            kind=DivergenceKind(data["kind"]),
+            bundle=data["bundle"],
+            bundle_digest=data["bundle_digest"],
+            position=data["position"],
+            event_id=data["event_id"],
+            lane=data["lane"],
+            agent=data["agent"],
+            boundary=data["boundary"],
+            matched_before=data["matched_before"],
+            expected=data["expected"],
+            actual=data["actual"],
+            expected_hash=data["expected_hash"],
+            actual_hash=data["actual_hash"],
+            differences=tuple(
+                Difference(d["path"], d["expected"], d["actual"]) for d in data["differences"]
+            ),
+            nearest=tuple(Candidate(**c) for c in data["nearest"]),
+            causal_parents=tuple(data["causal_parents"]),
+            rules=tuple(data["normalisation_rules"]),
+            warnings=tuple(data["warnings"]),
+            hint=data["hint"],
+        )
+
     def render(self) -> str:
         where = self.event_id or "end of recording"
         who = f"lane {self.lane}" if self.lane else "no lane"

@@ -28,6 +28,8 @@ MIN_TEXT = 4  # shorter texts ("ok", "") are too common to mean a dependency
 
 
 def fingerprint(kind: str, value: object) -> str | None:
+    if value is None:  # an absent value (null content, no call id) links nothing
+        return None
     if isinstance(value, str):
         text = " ".join(value.split())
         if len(text) < MIN_TEXT:
@@ -96,6 +98,9 @@ def quoted_texts(event: Event) -> list[str]:
         value = event.response.get("value")
         if isinstance(value, str):
             out.append(" ".join(value.split()))
+        error = event.response.get("error")  # frameworks show it wrapped ("Error: <message>")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            out.append(" ".join(error["message"].split()))
     return [text for text in out if len(text) >= MIN_QUOTED]
 
 

@@ -98,7 +98,7 @@ def _sync_handle(self: httpx.HTTPTransport, request: httpx.Request) -> httpx.Res
         _finish(session, ticket, call, {"error": _error(exc)})
         raise
     if _is_stream(response):
-        return _tee_sync(session, ticket, call, response)
+        return _tee(session, ticket, call, response, _SyncTee)
     response.read()
     record = _response_record(response, response.content)
     _finish(session, ticket, call, record)
@@ -122,7 +122,7 @@ async def _async_handle(self: httpx.AsyncHTTPTransport, request: httpx.Request) 
         _finish(session, ticket, call, {"error": _error(exc)})
         raise
     if _is_stream(response):
-        return _tee_async(session, ticket, call, response)
+        return _tee(session, ticket, call, response, _AsyncTee)
     await response.aread()
     record = _response_record(response, response.content)
     _finish(session, ticket, call, record)
@@ -254,69 +254,69 @@ class _ChunkStream(httpx.SyncByteStream, httpx.AsyncByteStream):
             yield chunk
 
 
-def _tee_sync(
-    session: Any, ticket: Ticket, call: BoundaryCall, response: httpx.Response
-) -> httpx.Response:
-    inner = response.stream
-    chunks: list[bytes] = []
-    done = threading.Event()
+class _StreamTap:
+    """Collects a live stream's chunks as the program reads them; records them once, when
+    the stream ends, is closed, or the session ends with it still open."""
 
-    def finish() -> None:
-        if not done.is_set():
-            done.set()
-            _open_streams.pop(id(done), None)
-            _finish(session, ticket, call, _stream_record(response, chunks))
+    def __init__(self, session: Any, ticket: Ticket, call: BoundaryCall,
+                 response: httpx.Response) -> None:
+        self.inner: Any = response.stream
+        self.chunks: list[bytes] = []
+        self._record = lambda: _finish(session, ticket, call,
+                                       _stream_record(response, self.chunks))
+        self._done = threading.Lock()
+        self._finished = False
+        _open_streams[id(self)] = self.finish
 
-    _open_streams[id(done)] = finish
+    def finish(self) -> None:
+        with self._done:
+            if self._finished:
+                return
+            self._finished = True
+        _open_streams.pop(id(self), None)
+        self._record()
 
-    class Tee(httpx.SyncByteStream):
-        def __iter__(self) -> Iterator[bytes]:
-            for chunk in inner:  # type: ignore[union-attr]
-                chunks.append(chunk)
-                yield chunk
-            finish()
 
-        def close(self) -> None:
-            try:
-                inner.close()  # type: ignore[union-attr]
-            finally:
-                finish()
+class _SyncTee(httpx.SyncByteStream):
+    def __init__(self, tap: _StreamTap) -> None:
+        self.tap = tap
 
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self.tap.inner:
+            self.tap.chunks.append(chunk)
+            yield chunk
+        self.tap.finish()
+
+    def close(self) -> None:
+        try:
+            self.tap.inner.close()
+        finally:
+            self.tap.finish()
+
+
+class _AsyncTee(httpx.AsyncByteStream):
+    def __init__(self, tap: _StreamTap) -> None:
+        self.tap = tap
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self.tap.inner:
+            self.tap.chunks.append(chunk)
+            yield chunk
+        self.tap.finish()
+
+    async def aclose(self) -> None:
+        try:
+            await self.tap.inner.aclose()
+        finally:
+            self.tap.finish()
+
+
+def _tee(session: Any, ticket: Ticket, call: BoundaryCall, response: httpx.Response,
+         tee: type[_SyncTee] | type[_AsyncTee]) -> httpx.Response:
+    stream = tee(_StreamTap(session, ticket, call, response))
     return httpx.Response(
-        response.status_code, headers=response.headers, stream=Tee(), extensions=response.extensions
-    )
-
-
-def _tee_async(
-    session: Any, ticket: Ticket, call: BoundaryCall, response: httpx.Response
-) -> httpx.Response:
-    inner = response.stream
-    chunks: list[bytes] = []
-    done = threading.Event()
-
-    def finish() -> None:
-        if not done.is_set():
-            done.set()
-            _open_streams.pop(id(done), None)
-            _finish(session, ticket, call, _stream_record(response, chunks))
-
-    _open_streams[id(done)] = finish
-
-    class Tee(httpx.AsyncByteStream):
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            async for chunk in inner:  # type: ignore[union-attr]
-                chunks.append(chunk)
-                yield chunk
-            finish()
-
-        async def aclose(self) -> None:
-            try:
-                await inner.aclose()  # type: ignore[union-attr]
-            finally:
-                finish()
-
-    return httpx.Response(
-        response.status_code, headers=response.headers, stream=Tee(), extensions=response.extensions
+        response.status_code, headers=response.headers, stream=stream,
+        extensions=response.extensions,
     )
 
 

@@ -224,72 +224,70 @@ def replay_bundle(
         raise
     recorded_final = bundle.final_result()
     recorded_code = (recorded_final.response or {}).get("exit_code") if recorded_final else None
-    status = hand_back.get("status")
-    if status != "replayed":
+    diverged = hand_back.get("status") != "replayed"
+    report = None
+    child_bundle = None
+    if diverged:
         if staged is not None:
             shutil.rmtree(staged, ignore_errors=True)
-        report = None
-        if status == "diverged":
-            report = _report_from_json(hand_back["report"])
+        if hand_back.get("status") == "diverged":
+            report = DivergenceReport.from_json(hand_back["report"])
         else:
-            hand_back = {
-                "status": "incomplete",
-                "rendered": (
-                    "[SYM-R104] the replayed program ended without handing back a replay "
-                    f"report (exit code {code}): it was killed, called os._exit, or was not "
-                    "instrumented; the replay is not verified"
-                ),
-            }
-        if report_json is not None:
-            Path(report_json).write_bytes(
-                orjson.dumps(hand_back, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
-            )
-        return ReplayOutcome(
-            EXIT_DIVERGED,
-            code,
-            recorded_code,
-            True,
-            report,
-            hand_back,
-            None,
-            resolved.event_id if resolved else None,
-            resolved.note if resolved else None,
-            stdout,
+            hand_back = {"status": "incomplete", "rendered": _UNVERIFIED.format(code=code)}
+    elif staged is not None and resolved is not None:
+        child_bundle = _complete_child(
+            staged, Path(out), hand_back, resolved, code, stdout, redactor
         )
-    child_bundle = None
-    if staged is not None and resolved is not None:
-        writer = BundleWriter.reopen(staged, redactor=redactor)
-        lineage = hand_back.get("lineage") or {}
-        lineage.update(requested_anchor=resolved.requested, anchor_note=resolved.note)
-        complete_bundle(
-            writer,
-            exit_code=code,
-            value=hand_back.get("final_value"),
-            stdout=stdout,
-            status="ok" if code == 0 else "error",
-            lineage=lineage,
-        )
-        final = Path(out)  # type: ignore[arg-type]
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(staged, final)
-        child_bundle = final
     if report_json is not None:
         Path(report_json).write_bytes(
             orjson.dumps(hand_back, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
         )
     return ReplayOutcome(
-        code,
-        code,
-        recorded_code,
-        False,
-        None,
-        hand_back,
-        child_bundle,
-        resolved.event_id if resolved else None,
-        resolved.note if resolved else None,
-        stdout,
+        exit_code=EXIT_DIVERGED if diverged else code,
+        program_exit_code=code,
+        recorded_exit_code=recorded_code,
+        diverged=diverged,
+        report=report,
+        report_json=hand_back,
+        child_bundle=child_bundle,
+        resolved_anchor=resolved.event_id if resolved else None,
+        anchor_note=resolved.note if resolved else None,
+        stdout=stdout,
     )
+
+
+_UNVERIFIED = (
+    "[SYM-R104] the replayed program ended without handing back a replay report (exit code "
+    "{code}): it was killed, called os._exit, or was not instrumented; the replay is not "
+    "verified"
+)
+
+
+def _complete_child(
+    staged: Path,
+    final: Path,
+    hand_back: dict[str, Any],
+    resolved: Any,
+    code: int,
+    stdout: bytes,
+    redactor: Redactor,
+) -> Path:
+    """Append the final result to the staged child bundle and move it into place."""
+    writer = BundleWriter.reopen(staged, redactor=redactor)
+    lineage = hand_back.get("lineage") or {}
+    lineage.update(requested_anchor=resolved.requested, anchor_note=resolved.note)
+    complete_bundle(
+        writer,
+        exit_code=code,
+        value=hand_back.get("final_value"),
+        stdout=stdout,
+        status="ok" if code == 0 else "error",
+        lineage=lineage,
+    )
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(staged, final)
+    return final
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -353,34 +351,6 @@ def _check_writable(path: Path) -> None:
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir() or not os.access(parent, os.W_OK):
         raise BundleWriteError(f"cannot write {path}: {parent} is not a writable directory")
-
-
-def _report_from_json(data: dict[str, Any]) -> DivergenceReport:
-    from symtrace.divergence import Candidate, Difference, DivergenceKind
-
-    return DivergenceReport(
-        kind=DivergenceKind(data["kind"]),
-        bundle=data["bundle"],
-        bundle_digest=data["bundle_digest"],
-        position=data["position"],
-        event_id=data["event_id"],
-        lane=data["lane"],
-        agent=data["agent"],
-        boundary=data["boundary"],
-        matched_before=data["matched_before"],
-        expected=data["expected"],
-        actual=data["actual"],
-        expected_hash=data["expected_hash"],
-        actual_hash=data["actual_hash"],
-        differences=tuple(
-            Difference(d["path"], d["expected"], d["actual"]) for d in data["differences"]
-        ),
-        nearest=tuple(Candidate(**c) for c in data["nearest"]),
-        causal_parents=tuple(data["causal_parents"]),
-        rules=tuple(data["normalisation_rules"]),
-        warnings=tuple(data["warnings"]),
-        hint=data["hint"],
-    )
 
 
 __all__ = ["RecordOutcome", "ReplayOutcome", "record_command", "replay_bundle", "version_warnings"]

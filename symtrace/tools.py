@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from symtrace.canonical import JSONValue, canonical_tool_call, to_json_value
 from symtrace.errors import CanonicalizationError, ReplayError, UnreplayableEvent
-from symtrace.session import TOOL, BoundaryCall, active
+from symtrace.session import TOOL, BoundaryCall, Session, Ticket, active
 
 T = TypeVar("T")
 
@@ -44,11 +44,10 @@ def call_tool(
     meta: dict[str, Any] | None = None,
 ) -> T:
     """Run *invoke* as the tool boundary *name*(**arguments*) under the active session."""
-    session = active()
-    if session is None:
+    started = _begin(name, arguments, call_id, meta)
+    if started is None:
         return invoke()
-    call = _make_call(name, arguments, call_id, meta, session.scrub)
-    ticket = session.begin(call)
+    session, ticket = started
     if not ticket.live:
         return decode_outcome(ticket.served, codec)
     try:
@@ -56,8 +55,7 @@ def call_tool(
     except Exception as exc:
         session.finish(ticket, error_outcome(exc))
         raise
-    session.finish(ticket, {"ok": True, "value": _encode(codec, result, name)})
-    return result
+    return _record_result(session, ticket, codec, result, name)
 
 
 async def acall_tool(
@@ -69,12 +67,11 @@ async def acall_tool(
     codec: Codec = JSON_CODEC,
     meta: dict[str, Any] | None = None,
 ) -> T:
-    """Async twin of call_tool."""
-    session = active()
-    if session is None:
+    """Async twin of call_tool (same steps; only the invocation is awaited)."""
+    started = _begin(name, arguments, call_id, meta)
+    if started is None:
         return await invoke()
-    call = _make_call(name, arguments, call_id, meta, session.scrub)
-    ticket = session.begin(call)
+    session, ticket = started
     if not ticket.live:
         return decode_outcome(ticket.served, codec)
     try:
@@ -82,6 +79,20 @@ async def acall_tool(
     except Exception as exc:
         session.finish(ticket, error_outcome(exc))
         raise
+    return _record_result(session, ticket, codec, result, name)
+
+
+def _begin(
+    name: str, arguments: dict[str, Any], call_id: str | None, meta: dict[str, Any] | None
+) -> tuple[Session, Ticket] | None:
+    session = active()
+    if session is None:
+        return None
+    call = _make_call(name, arguments, call_id, meta, session.scrub)
+    return session, session.begin(call)
+
+
+def _record_result(session: Session, ticket: Ticket, codec: Codec, result: T, name: str) -> T:
     session.finish(ticket, {"ok": True, "value": _encode(codec, result, name)})
     return result
 
