@@ -21,7 +21,7 @@ from importlib import metadata
 from types import ModuleType
 from typing import Any, ClassVar
 
-from symtrace.errors import AdapterNotFound
+from symtrace.errors import AdapterError, AdapterNotFound
 
 GROUP = "symtrace.adapters"
 
@@ -41,7 +41,14 @@ def load(name: str) -> Any:
     if name not in entries:
         known = ", ".join(entries) or "none installed"
         raise AdapterNotFound(f"no symtrace adapter named {name!r} (known: {known})")
-    return entries[name].load()()
+    try:
+        factory = entries[name].load()
+    except Exception as exc:  # any failure to import an adapter is reported typed
+        raise AdapterError(
+            f"symtrace adapter {name!r} ({entries[name].value}) failed to load: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    return factory()
 
 
 class Armed:
