@@ -91,6 +91,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         quiet=args.quiet,
         force=args.force,
         adapters=args.adapter or None,
+        set_env=dict(_pair(item) for item in args.set_env),
     )
     if outcome.anchor_note:
         _err(f"symtrace: {outcome.anchor_note}")

@@ -129,6 +129,20 @@ def test_selective_replay_writes_a_child_that_replays(recorded, stub, env, tmp_p
     assert diff.returncode == 1 and "position 3" in diff.stdout
 
 
+def test_set_env_points_the_live_suffix_at_another_endpoint(recorded, stub, env, tmp_path,
+                                                           stub_llm_factory):
+    path, _ = recorded
+    other = stub_llm_factory(mode="stochastic")
+    served = stub.served
+    rep = symtrace("replay", str(path), "--anchor", "agent_action_0001", "--guidance", "g",
+                   "-o", str(tmp_path / "c"), "--set-env", f"OPENAI_BASE_URL={other.url}",
+                   env=env)
+    assert rep.returncode == 0, rep.stderr
+    assert other.served == 1 and stub.served == served
+    bad = symtrace("replay", str(path), "--set-env", "NO_EQUALS_SIGN", env=env)
+    assert bad.returncode == 2
+
+
 def test_anchor_on_tool_result_moves_and_says_so(recorded, env, tmp_path):
     path, _ = recorded
     rep = symtrace("replay", str(path), "--anchor", "tool_result_0000", "--guidance", "g",
