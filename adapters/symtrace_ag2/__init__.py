@@ -7,6 +7,7 @@ only the framework knows, through the hook table below:
 * attribution: which agent made each LLM call, on which lane, and why (_attribution.py);
 * tool boundaries at AG2's function-execution seam, sync and asyncio.gather (_tools.py);
 * AG2's response cache as a recorded side channel (_cache.py);
+* what a human types at an input prompt (_human_input.py);
 * its nondeterminism: random speaker selection and event uuids (_nondeterminism.py);
 * the final result: the summary of the outermost chat (_chat.py).
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from symtrace.adapter import Hook, PatchingAdapter
-from symtrace_ag2 import _attribution, _cache, _chat, _nondeterminism, _tools
+from symtrace_ag2 import _attribution, _cache, _chat, _human_input, _nondeterminism, _tools
 
 AGENT = "autogen.agentchat.conversable_agent:ConversableAgent"
 GROUP_CHAT = "autogen.agentchat.groupchat:GroupChat"
@@ -38,6 +39,12 @@ HOOKS: tuple[Hook, ...] = (
          "tool boundary: the registered function's call, sequential tool-call replies"),
     Hook(f"{AGENT}.a_execute_function", _tools.a_execute_function,
          "tool boundary: async tool-call replies (asyncio.gather), lane per call index"),
+    Hook(f"{AGENT}.get_human_input", _human_input.get_human_input,
+         "what a human types (human_input_mode ALWAYS/TERMINATE) is a boundary"),
+    Hook(f"{AGENT}.a_get_human_input", _human_input.a_get_human_input,
+         "async twin: the human's reply is recorded and served"),
+    Hook(f"{GROUP_CHAT}.manual_select_speaker", _human_input.manual_select_speaker,
+         "a manual speaker choice typed by the human is a boundary"),
     Hook("autogen.cache.cache:Cache.__enter__", _cache.cache_enter,
          "legacy cache_seed caches built inside create: lookups and stores are boundaries"),
     Hook(f"{GROUP_CHAT}.random_select_speaker", _nondeterminism.random_speaker,
