@@ -59,6 +59,8 @@ class CrewAIAdapter(PatchingAdapter):
             Hook("crewai.llms.providers.openai.completion:OpenAICompletion.get_input_tokens_count",
                  h.scoped(h.because("input_tokens")),
                  "reason input_tokens: POST /responses/input_tokens preflights (api.openai.com)"),
+            Hook("crewai.llms.base_llm:BaseLLM._invoke_before_llm_call_hooks", h.provider_guard,
+                 "fail closed on native providers whose SDK bypasses httpx (Bedrock, Azure)"),
             # tools: one lane per native call of a response; bodies are boundaries
             Hook("crewai.agents.agent_executor:AgentExecutor._execute_single_native_tool_call",
                  h.native_tool_call, "lane f'{agent}/tool#{i}' and call id per native tool call"),

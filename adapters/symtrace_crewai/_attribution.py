@@ -1,0 +1,112 @@
+"""Who makes a call: CrewAI agents become symtrace agents, lanes and reasons.
+
+Every agent works on its own strict lane, named by its role. Three refinements:
+
+* a native tool call runs on the lane `f"{agent lane}/tool#{index}"`, `index` being its
+  position in the LLM response, because CrewAI runs the calls of one response in parallel on
+  a thread pool (each worker gets a copy of the context, so the lane follows it);
+* a coworker that does delegated work (`Delegate work to coworker`, `Ask question to
+  coworker`) continues on the lane of the delegating tool call, so its first request follows
+  the hand-off in lane order and a live hand-off makes the coworker's calls live too;
+* framework-internal calls say why they are made (`reason`): the hierarchical manager's
+  calls, crew planning, agent reasoning, output conversion, guardrails, context summaries,
+  input-token preflights, the injected date.
+
+Everything lives in ContextVars, which CrewAI copies into its worker threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from symtrace import context
+
+_delegated: ContextVar[bool] = ContextVar("symtrace_crewai_delegated", default=False)
+_native_call_id: ContextVar[str | None] = ContextVar("symtrace_crewai_call_id", default=None)
+_in_tool: ContextVar[bool] = ContextVar("symtrace_crewai_in_tool", default=False)
+
+MANAGER = "manager"
+
+
+def role_of(agent: Any) -> str:
+    """The name an agent is known by in a crew (its role), or its class name."""
+    role = getattr(agent, "role", None)
+    return role if isinstance(role, str) and role else type(agent).__name__
+
+
+def is_manager(agent: Any) -> bool:
+    crew = getattr(agent, "crew", None)
+    return crew is not None and getattr(crew, "manager_agent", None) is agent
+
+
+@contextmanager
+def agent_scope(agent: Any, *, reason: str | None = None) -> Iterator[None]:
+    """Attribute the calls made inside the block to *agent*.
+
+    The lane is the agent's role, or the delegating tool call's lane for delegated work.
+    Without an explicit *reason* the enclosing one is kept (a planning or guardrail agent
+    works for that purpose), except across a delegation, where the coworker works for itself.
+    """
+    current = context.current()
+    delegated = _delegated.get()
+    lane = current.lane if delegated else role_of(agent)
+    if reason is None and not delegated:
+        reason = current.reason
+    token = _delegated.set(False)
+    try:
+        with context.agent(role_of(agent), lane=lane, reason=reason):
+            yield
+    finally:
+        _delegated.reset(token)
+
+
+@contextmanager
+def reason_scope(text: str) -> Iterator[None]:
+    """Say why the calls in the block are made, keeping agent and lane."""
+    with context.reason(text):
+        yield
+
+
+@contextmanager
+def native_tool_lane(call_id: str | None, index: int) -> Iterator[None]:
+    """Run one native tool call of an LLM response on its own lane, remembering its id."""
+    lane = f"{context.current().lane}/tool#{index}"
+    token = _native_call_id.set(call_id)
+    try:
+        with context.lane(lane):
+            yield
+    finally:
+        _native_call_id.reset(token)
+
+
+@contextmanager
+def delegation() -> Iterator[None]:
+    """The coworker started inside the block continues on the current lane."""
+    token = _delegated.set(True)
+    call_token = _native_call_id.set(None)  # the coworker's own tool calls have their own ids
+    try:
+        yield
+    finally:
+        _native_call_id.reset(call_token)
+        _delegated.reset(token)
+
+
+@contextmanager
+def inside_tool() -> Iterator[None]:
+    """Tool calls a tool body makes itself are part of that body, not boundaries of their own."""
+    token = _in_tool.set(True)
+    try:
+        yield
+    finally:
+        _in_tool.reset(token)
+
+
+def is_inside_tool() -> bool:
+    return _in_tool.get()
+
+
+def native_call_id() -> str | None:
+    return _native_call_id.get()

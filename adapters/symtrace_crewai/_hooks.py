@@ -1,0 +1,272 @@
+"""Wrapper factories for the CrewAI hook table (see `CrewAIAdapter.hooks`).
+
+Each factory takes the original function and returns its replacement. Wrappers pass the
+framework's arguments through unchanged; they only open attribution scopes (ContextVars, which
+CrewAI copies into its worker threads), tool boundaries, or declare the run's final result.
+The hooks are installed only while a symtrace session is active.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
+from symtrace import context
+from symtrace.api import final_result
+from symtrace.errors import AdapterError
+from symtrace.session import active
+from symtrace.tools import call_tool
+from symtrace_crewai import _tools
+from symtrace_crewai._attribution import (
+    MANAGER,
+    agent_scope,
+    is_manager,
+    native_tool_lane,
+    reason_scope,
+    role_of,
+)
+
+Original = Callable[..., Any]
+Scope = Callable[..., AbstractContextManager[None]]  # (self, *args, **kwargs) -> scope
+
+
+# -- attribution scopes ------------------------------------------------------------------------
+def scoped(scope: Scope) -> Callable[[Original], Original]:
+    """A factory wrapping sync, async and awaitable-returning methods in *scope*."""
+
+    def factory(original: Original) -> Original:
+        if inspect.iscoroutinefunction(original):
+
+            @functools.wraps(original)
+            async def async_wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+                with scope(self, *args, **kwargs):
+                    return await original(self, *args, **kwargs)
+
+            return async_wrapper
+
+        @functools.wraps(original)
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            with scope(self, *args, **kwargs):
+                result = original(self, *args, **kwargs)
+            if inspect.iscoroutine(result):  # Agent.kickoff inside a running loop
+                return _scoped_coroutine(result, scope(self, *args, **kwargs))
+            return result
+
+        return wrapper
+
+    return factory
+
+
+async def _scoped_coroutine(coroutine: Any, scope: AbstractContextManager[None]) -> Any:
+    with scope:
+        return await coroutine
+
+
+def executing_agent(agent: Any, *_: Any, **__: Any) -> AbstractContextManager[None]:
+    """Agent.execute_task / kickoff: the agent's own calls (the manager's say so)."""
+    return agent_scope(agent, reason=MANAGER if is_manager(agent) else None)
+
+
+def converting_output(task: Any, *_: Any, **__: Any) -> AbstractContextManager[None]:
+    """Task._export_output: the converter's LLM call for output_pydantic / output_json."""
+    return _for_agent(task.agent, "output_conversion")
+
+
+def checking_guardrail(task: Any, *args: Any, **kwargs: Any) -> AbstractContextManager[None]:
+    """Task._invoke_guardrail_function(task_output, agent, ...): LLM guardrails and retries."""
+    agent = kwargs.get("agent") or (args[1] if len(args) > 1 else task.agent)
+    return _for_agent(agent, "guardrail")
+
+
+def _for_agent(agent: Any, reason: str) -> AbstractContextManager[None]:
+    return reason_scope(reason) if agent is None else agent_scope(agent, reason=reason)
+
+
+def because(reason: str) -> Scope:
+    def scope(*_: Any, **__: Any) -> AbstractContextManager[None]:
+        return reason_scope(reason)
+
+    return scope
+
+
+# -- native tool calls: one lane per call of an LLM response ------------------------------------
+def native_tool_call(original: Original) -> Original:
+    """AgentExecutor._execute_single_native_tool_call(tool_call): runs on a pool thread."""
+
+    @functools.wraps(original)
+    def wrapper(self: Any, tool_call: Any, *args: Any, **kwargs: Any) -> Any:
+        from crewai.utilities.agent_utils import extract_tool_call_info
+
+        info = extract_tool_call_info(tool_call)
+        call_id = str(info[0]) if info else None
+        with native_tool_lane(call_id, _position(self, call_id)):
+            return original(self, tool_call, *args, **kwargs)
+
+    return wrapper
+
+
+def _position(executor: Any, call_id: str | None) -> int:
+    """Index of *call_id* in the assistant message CrewAI appended before running the batch."""
+    for message in reversed(list(getattr(executor.state, "messages", []))):
+        calls = message.get("tool_calls") if isinstance(message, dict) else None
+        if calls:
+            ids = [call.get("id") if isinstance(call, dict) else None for call in calls]
+            return ids.index(call_id) if call_id in ids else 0
+    return 0
+
+
+# -- tool bodies ---------------------------------------------------------------------------------
+def tool_run(original: Original) -> Original:
+    """BaseTool.run / Tool.run (native path)."""
+
+    @functools.wraps(original)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _tools.needs_boundary():
+            return original(self, *args, **kwargs)
+        return _tools.boundary(
+            self, _tools.run_arguments(args, kwargs), lambda: original(self, *args, **kwargs),
+            _tools.mirror_run(self, args, kwargs),
+        )
+
+    return run
+
+
+def tool_arun(original: Original) -> Original:
+    """BaseTool.arun / Tool.arun (async native path)."""
+
+    @functools.wraps(original)
+    async def arun(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _tools.needs_boundary():
+            return await original(self, *args, **kwargs)
+        return await _tools.aboundary(
+            self, _tools.run_arguments(args, kwargs), lambda: original(self, *args, **kwargs),
+            _tools.mirror_run(self, args, kwargs),
+        )
+
+    return arun
+
+
+def structured_invoke(original: Original) -> Original:
+    """CrewStructuredTool.invoke(input, config=None, **kwargs) (text/ReAct path)."""
+
+    @functools.wraps(original)
+    def invoke(self: Any, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        if not _tools.needs_boundary():
+            return original(self, input, config, **kwargs)
+        return _tools.boundary(
+            self, _tools.invoke_arguments(input, kwargs),
+            lambda: original(self, input, config, **kwargs), _tools.mirror_invoke(self, input),
+        )
+
+    return invoke
+
+
+def structured_ainvoke(original: Original) -> Original:
+    @functools.wraps(original)
+    async def ainvoke(self: Any, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        if not _tools.needs_boundary():
+            return await original(self, input, config, **kwargs)
+        return await _tools.aboundary(
+            self, _tools.invoke_arguments(input, kwargs),
+            lambda: original(self, input, config, **kwargs), _tools.mirror_invoke(self, input),
+        )
+
+    return ainvoke
+
+
+# -- fail closed where the core cannot see --------------------------------------------------------
+UNCAPTURED_SDKS = {"bedrock": "boto3", "azure": "azure-core"}  # BaseLLM.llm_type -> transport
+
+
+def provider_guard(original: Original) -> Original:
+    """BaseLLM._invoke_before_llm_call_hooks: every native provider calls it before sending.
+
+    LLM values are captured at the httpx transport. Bedrock (boto3) and Azure AI Inference
+    (azure-core) send through other HTTP stacks, so their calls would be neither recorded nor
+    served: refuse them inside a session instead of letting a replay go live silently.
+    """
+
+    @functools.wraps(original)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        llm_type = str(getattr(self, "llm_type", ""))
+        if llm_type in UNCAPTURED_SDKS and active() is not None:
+            raise AdapterError(
+                f"symtrace cannot capture CrewAI's native {llm_type} provider: its SDK "
+                f"({UNCAPTURED_SDKS[llm_type]}) does not send through httpx, so its calls would "
+                "be neither recorded nor replayed; use an OpenAI-compatible endpoint instead"
+            )
+        return original(self, *args, **kwargs)
+
+    return wrapper
+
+
+# -- side channel: the injected date -------------------------------------------------------------
+def date_block(original: Original) -> Original:
+    """Prompts._build_date_block: `Agent(inject_date=True)` puts today's date in the prompt.
+
+    The rendered block is recorded as a boundary (`crewai.current_date`) and served on replay,
+    so a replay on another day sends the recorded date instead of loosening the match.
+    """
+
+    @functools.wraps(original)
+    def wrapper(self: Any) -> Any:
+        agent = getattr(self, "agent", None)
+        if active() is None or not getattr(agent, "inject_date", False):
+            return original(self)
+        arguments = {"date_format": str(getattr(agent, "date_format", ""))}
+        with _as_agent(agent, "inject_date"):
+            return call_tool("crewai.current_date", arguments, lambda: original(self),
+                             meta={"side_channel": "inject_date"})
+
+    return wrapper
+
+
+def _as_agent(agent: Any, reason: str) -> AbstractContextManager[None]:
+    """Inside the agent's own scope keep its lane (it may be a delegation lane); else open one."""
+    if context.current().agent == role_of(agent):
+        return reason_scope(reason)
+    return agent_scope(agent, reason=reason)
+
+
+# -- the run's final output ----------------------------------------------------------------------
+def declaring_final(original: Original) -> Original:
+    """Crew.kickoff / akickoff, Agent.kickoff: declare the output's text as the final result."""
+    if inspect.iscoroutinefunction(original):
+
+        @functools.wraps(original)
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            result = await original(*args, **kwargs)
+            declare_final(result)
+            return result
+
+        return async_wrapper
+
+    @functools.wraps(original)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        if not inspect.isawaitable(result):
+            declare_final(result)
+        return result
+
+    return wrapper
+
+
+def declare_final(output: Any) -> None:
+    """CrewOutput / LiteAgentOutput → its raw text; streaming outputs declare when they end."""
+    raw = getattr(output, "__dict__", {}).get("raw")  # a field: never trigger a property
+    if active() is not None and isinstance(raw, str):
+        final_result(raw)
+
+
+def chain(*factories: Callable[[Original], Original]) -> Callable[[Original], Original]:
+    """Apply several factories to one target (innermost first)."""
+
+    def factory(original: Original) -> Original:
+        for make in factories:
+            original = make(original)
+        return original
+
+    return factory
