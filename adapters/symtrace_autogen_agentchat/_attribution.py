@@ -1,0 +1,119 @@
+"""Who made an AgentChat model call, on which lane, and why.
+
+AgentChat is async and message-driven: a team's agents and its manager run as handlers of an
+embedded `SingleThreadedAgentRuntime`, each message handled in a fresh asyncio task whose
+context is copied from the runtime's loop, not from the sender. Attribution therefore has to
+be set where the work happens, not where it is requested: at an agent's turn
+(`on_messages_stream`, a team container's `handle_request`, a standalone `run`/`run_stream`)
+and at the manager methods that call the model themselves (the selector's `select_speaker`,
+the Magentic-One orchestrator's planning, progress ledger, replanning and final answer).
+
+An agent's turn is an async generator. A ContextVar set inside one step of a generator would
+leak into its consumer between steps (and could not be reset from another context), so
+`attributed_stream` sets attribution around each step only. Tasks the agent starts inside a
+step (its parallel tool calls) copy the context, attribution included.
+
+Parallel tool calls get a lane each: `<agent>/tool#<i>`, *i* being the call's position in the
+model response. The position comes from the framework's own `ToolCallRequestEvent`, which the
+agent yields right before it starts the calls; it travels to the tool tasks in a ContextVar.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextvars import ContextVar
+from typing import Any
+
+from symtrace import context
+
+_TOOL_ORDER: ContextVar[tuple[str, ...]] = ContextVar("symtrace_agentchat_tool_order", default=())
+
+Wrapper = Callable[..., Any]
+
+
+@contextlib.contextmanager
+def _tool_order(order: tuple[str, ...]) -> Iterator[None]:
+    token = _TOOL_ORDER.set(order)
+    try:
+        yield
+    finally:
+        _TOOL_ORDER.reset(token)
+
+
+def tool_lane(call_id: str | None) -> contextlib.AbstractContextManager[None]:
+    """The lane of a tool call: `<agent>/tool#<i>` when the call came from a model response."""
+    current = context.current()
+    order = _TOOL_ORDER.get()
+    if current.agent is None or call_id is None or call_id not in order:
+        return contextlib.nullcontext()
+    return context.lane(f"{current.agent}/tool#{order.index(call_id)}")
+
+
+async def attributed_stream(
+    stream: Any, name: str, request_event: type | None, reason: str | None = None
+) -> AsyncIterator[Any]:
+    """Re-yield *stream*, running each of its steps attributed to agent *name*."""
+    order: tuple[str, ...] = ()
+    try:
+        while True:
+            with context.agent(name, reason=reason), _tool_order(order):
+                try:
+                    item = await anext(stream)
+                except StopAsyncIteration:
+                    return
+            if request_event is not None and isinstance(item, request_event):
+                order = tuple(call.id for call in item.content)
+            yield item
+    finally:
+        with context.agent(name, reason=reason):
+            await stream.aclose()
+
+
+def agent_turn(request_event: type) -> Callable[[Wrapper], Wrapper]:
+    """Hook for `on_messages_stream` / `run_stream` of an agent: attribute every step."""
+
+    def factory(original: Wrapper) -> Wrapper:
+        @functools.wraps(original)
+        def on_messages_stream(self: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            return attributed_stream(original(self, *args, **kwargs), self.name, request_event)
+
+        return on_messages_stream
+
+    return factory
+
+
+def participant_turn(original: Wrapper) -> Wrapper:
+    """Hook for `ChatAgentContainer.handle_request`: any participant's turn in a team."""
+
+    @functools.wraps(original)
+    async def handle_request(self: Any, message: Any, ctx: Any) -> Any:
+        with context.agent(self._agent.name):
+            return await original(self, message, ctx)
+
+    return handle_request
+
+
+def manager_call(reason: str) -> Callable[[Wrapper], Wrapper]:
+    """Hook for a team manager method that calls the model itself (why: *reason*)."""
+
+    def factory(original: Wrapper) -> Wrapper:
+        @functools.wraps(original)
+        async def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            with context.agent(manager_name(self), reason=reason):
+                return await original(self, *args, **kwargs)
+
+        return wrapper
+
+    return factory
+
+
+def manager_name(manager: Any) -> str:
+    """A manager's stable name ("SelectorGroupChatManager", "MagenticOneOrchestrator").
+
+    Its runtime id and topic types carry the team's uuid4 and change every run; the name does
+    not, so lanes stay comparable across runs.
+    """
+    name = getattr(manager, "_name", None)
+    return name if isinstance(name, str) and name else type(manager).__name__
