@@ -20,11 +20,11 @@ demo: setup
 
 # The whole test suite (what CI runs).
 test: setup
-	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks
+	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks experiments
 	$(PY) -m pytest -q -p no:cacheprovider
 
 lint: setup
-	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks
+	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks experiments
 
 bench: setup
 	$(PY) benchmarks/overhead_and_size.py
