@@ -168,6 +168,7 @@ def record(
         try:
             yield handle
         except BaseException as exc:
+            _note_adapters_used(writer, names, adapters)
             complete_bundle(
                 writer,
                 exit_code=None,
@@ -176,6 +177,7 @@ def record(
                 error=f"{type(exc).__name__}: {exc}",
             )
             raise
+        _note_adapters_used(writer, names, adapters)
     complete_bundle(writer, exit_code=None, value=session.final_value, status="ok")
 
 
@@ -277,6 +279,15 @@ def _complete_child(
         error=error,
         lineage=lineage,
     )
+
+
+def _note_adapters_used(writer: BundleWriter, armed: Sequence[Any],
+                        requested: Sequence[str] | None) -> None:
+    """Auto mode: a replay needs exactly the frameworks the program imported, no more."""
+    if requested is None:
+        writer.manifest["config"]["adapters"] = sorted(
+            a.name for a in armed if a.adapter.installed
+        )
 
 
 def child_manifest(bundle: Bundle, adapters: Sequence[str]) -> dict[str, Any]:

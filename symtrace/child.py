@@ -81,6 +81,7 @@ def start() -> None:
     random.seed(seed)
 
     def at_exit() -> None:
+        session.adapters_used = sorted(a.name for a in armed if a.adapter.installed)
         for adapter in reversed(armed):
             adapter.uninstall()
         http_boundary.finish_open_streams()
@@ -100,6 +101,7 @@ def _record_hand_back(session: Session, writer: BundleWriter) -> Any:
         _write_report(
             {
                 "status": "recorded",
+                "adapters_used": session.adapters_used,
                 "has_final_value": session.has_final_value,
                 "final_value": to_json_value(session.final_value),
             }

@@ -143,6 +143,8 @@ def record_command(
                 "by its interpreter?"
             )
         return RecordOutcome(code, Path(out), len(writer.events), stdout)
+    if adapters is None:  # auto: replay needs exactly the frameworks the program imported
+        writer.manifest["config"]["adapters"] = hand_back.get("adapters_used", [])
     complete_bundle(
         writer,
         exit_code=code,

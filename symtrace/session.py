@@ -89,6 +89,7 @@ class Session:
         self.events: list[Event] = []
         self.final_value: JSONValue = None
         self.has_final_value = False
+        self.adapters_used: list[str] = []  # adapters whose framework was imported
         self._ordinals: dict[EventType, int] = dict(first_ordinals or {})
         self._position = 0
         self._lock = threading.RLock()

@@ -52,6 +52,7 @@ def test_record_captures_the_run_and_its_outcome(recorded, stub):
     assert final["value"] in result.stdout
     assert bundle.config["command"]["argv"][-1] == "Tell me about Lisbon"
     assert bundle.initial_state["random_seed"] is not None
+    assert bundle.config["adapters"] == []  # no framework imported: replay needs none
     assert bundle.stdout().decode() == result.stdout
 
 

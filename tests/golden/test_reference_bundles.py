@@ -1,7 +1,10 @@
 """Every committed reference bundle replays strictly; every divergent one fails where it says.
 
 Replays run the recorded command from the repository root through the CLI, with no endpoint
-running: a replay that tried a live call could not succeed.
+running: a replay that tried a live call could not succeed. Framework bundles are replayed by
+their adapter's own tests (tests/adapters/<framework>/), which also compare the program's
+output and isolate the framework's side effects; here the framework-free bundles are replayed,
+and every framework bundle is checked to belong to an adapter whose tests replay it.
 """
 
 from __future__ import annotations
@@ -15,8 +18,15 @@ import orjson
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-BUNDLES = sorted(p.parent for p in (ROOT / "bundles").glob("*/manifest.json"))
-DIVERGENT = sorted(p.parent for p in (ROOT / "bundles" / "divergent").glob("*/manifest.json"))
+ALL = sorted(p.parent for p in (ROOT / "bundles").glob("**/manifest.json"))
+
+
+def adapters_of(bundle: Path) -> list[str]:
+    return orjson.loads((bundle / "manifest.json").read_bytes())["config"]["adapters"]
+
+
+BUNDLES = [b for b in ALL if b.parent.name == "bundles" and not adapters_of(b)]
+DIVERGENT = [b for b in ALL if b.parent.name == "divergent" and not adapters_of(b)]
 pytestmark = pytest.mark.slow
 
 
@@ -33,6 +43,15 @@ def replay(bundle: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess, d
 
 def test_there_are_reference_bundles():
     assert BUNDLES and DIVERGENT
+
+
+@pytest.mark.parametrize("bundle", [b for b in ALL if adapters_of(b)], ids=lambda p: p.name)
+def test_framework_bundles_are_replayed_by_their_adapter_tests(bundle):
+    (adapter,) = adapters_of(bundle)
+    assert bundle.name.startswith(f"{adapter}-")
+    tests = ROOT / "tests" / "adapters" / adapter
+    text = "".join(p.read_text() for p in tests.glob("test_*.py"))
+    assert '"replay"' in text and "bundles" in text and "expected_divergence.json" in text
 
 
 @pytest.mark.parametrize("bundle", BUNDLES, ids=lambda p: p.name)
