@@ -10,7 +10,6 @@ the tool. A tool's exception is an observation too: it is recorded (`type`, `mod
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import Any, TypeVar
 
 from symtrace.canonical import JSONValue, canonical_tool_call, to_json_value
 from symtrace.errors import CanonicalizationError, ReplayError, UnreplayableEvent
+from symtrace.qualname import resolve
 from symtrace.session import TOOL, BoundaryCall, Session, Ticket, active
 
 T = TypeVar("T")
@@ -156,12 +156,9 @@ def decode_outcome(outcome: JSONValue, codec: Codec = JSON_CODEC) -> Any:
 
 def rebuild_exception(error: dict[str, Any]) -> BaseException:
     """The recorded exception, as an instance of its original class when importable."""
-    cls: Any = None
     try:
-        cls = importlib.import_module(str(error.get("module")))
-        for part in str(error.get("type")).split("."):
-            cls = getattr(cls, part)
-    except (ImportError, AttributeError, ValueError):
+        cls: Any = resolve(f"{error.get('module')}:{error.get('type')}", what="recorded exception")
+    except UnreplayableEvent:
         cls = None
     if isinstance(cls, type) and issubclass(cls, BaseException):
         for attempt in (lambda: cls(*error.get("args", [])), lambda: cls(error.get("message"))):

@@ -8,11 +8,11 @@ stored as its class path and `model_dump(mode="json")`, and rebuilt with `model_
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from symtrace.canonical import JSONValue, to_json_value
 from symtrace.errors import CanonicalizationError, UnreplayableEvent
+from symtrace.qualname import qualified, resolve
 from symtrace.tools import Codec
 
 
@@ -23,9 +23,8 @@ def encode_cached(value: Any) -> JSONValue:
     dump = getattr(value, "model_dump", None)
     if not callable(dump):
         raise CanonicalizationError("/cached", value)
-    cls = type(value)
     return {
-        "class": f"{cls.__module__}:{cls.__qualname__}",
+        "class": qualified(type(value)),
         "data": to_json_value(dump(mode="json"), "/cached"),
     }
 
@@ -35,13 +34,7 @@ def decode_cached(data: JSONValue) -> Any:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("class"), str):
         raise UnreplayableEvent(f"recorded cache answer is not a stored model: {data!r:.80}")
-    module_name, _, qualname = data["class"].partition(":")
-    try:
-        cls: Any = importlib.import_module(module_name)
-        for part in qualname.split("."):
-            cls = getattr(cls, part)
-    except (ImportError, AttributeError) as exc:
-        raise UnreplayableEvent(f"cannot rebuild cached {data['class']}: {exc}") from exc
+    cls = resolve(data["class"], what="cached reply")
     if not (isinstance(cls, type) and callable(getattr(cls, "model_validate", None))):
         raise UnreplayableEvent(f"cached value class {data['class']} is not a pydantic model")
     return cls.model_validate(data.get("data"))

@@ -17,12 +17,12 @@ value renders to the same string, and, where the type allows, is the same value:
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from collections.abc import Sequence
 from typing import Any
 
 from symtrace.canonical import JSONValue, to_json_value
 from symtrace.errors import CanonicalizationError, UnreplayableEvent
+from symtrace.qualname import qualified, resolve
 from symtrace.tools import Codec
 
 
@@ -37,19 +37,8 @@ class ReplayedText(str):
         return value
 
 
-def _qualified(cls: type) -> str:
-    return f"{cls.__module__}:{cls.__qualname__}"
-
-
 def _import(path: str) -> Any:
-    module, _, qualname = path.partition(":")
-    try:
-        owner: Any = importlib.import_module(module)
-        for part in qualname.split("."):
-            owner = getattr(owner, part)
-    except (ImportError, AttributeError) as exc:
-        raise UnreplayableEvent(f"recorded tool value of type {path} cannot be rebuilt") from exc
-    return owner
+    return resolve(path, what="recorded tool value")
 
 
 def _exact_json(value: Any) -> JSONValue | None:
@@ -65,7 +54,7 @@ MARK = "$agentchat"
 
 
 def _envelope(kind: str, value: Any, payload: JSONValue) -> dict[str, JSONValue]:
-    return {MARK: kind, "type": _qualified(type(value)), "value": payload}
+    return {MARK: kind, "type": qualified(type(value)), "value": payload}
 
 
 def encode_value(value: Any, as_text: Any) -> JSONValue:
@@ -91,7 +80,7 @@ def decode_value(data: JSONValue, known: Sequence[Any] = ()) -> Any:
     kind = data[MARK]
     if kind in ("pydantic", "dataclass"):
         path = data["type"]
-        cls = next((k for k in known if isinstance(k, type) and _qualified(k) == path), None)
+        cls = next((k for k in known if isinstance(k, type) and qualified(k) == path), None)
         cls = cls or _import(path)
         if kind == "pydantic":
             return cls.model_validate(data["value"])

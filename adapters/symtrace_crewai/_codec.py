@@ -15,12 +15,12 @@ dict. So values are encoded by type:
 
 from __future__ import annotations
 
-import importlib
 import math
 from typing import Any
 
 from symtrace.canonical import JSONValue
 from symtrace.errors import UnreplayableEvent
+from symtrace.qualname import qualified, resolve
 from symtrace.tools import Codec
 
 TAG = "$crewai"
@@ -48,7 +48,7 @@ def encode(value: Any) -> JSONValue:
         if all(type(key) is str for key in value) and TAG not in value:
             return {key: encode(item) for key, item in value.items()}
         return {TAG: "dict", "items": [[encode(k), encode(v)] for k, v in value.items()]}
-    path = f"{kind.__module__}:{kind.__qualname__}"
+    path = qualified(kind)
     dump = getattr(value, "model_dump", None)
     if callable(dump) and _importable(path):
         return {TAG: "pydantic", "class": path, "value": dump(mode="json"), "text": str(value)}
@@ -94,14 +94,7 @@ def _importable(path: str) -> bool:
 
 
 def _load_class(path: str) -> Any:
-    module_name, _, qualname = path.partition(":")
-    try:
-        owner: Any = importlib.import_module(module_name)
-        for part in qualname.split("."):
-            owner = getattr(owner, part)
-    except (ImportError, AttributeError) as exc:
-        raise UnreplayableEvent(f"recorded tool value of type {path} cannot be rebuilt") from exc
-    return owner
+    return resolve(path, what="recorded tool value")
 
 
 def _hashable(key: Any) -> Any:
