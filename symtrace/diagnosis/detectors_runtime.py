@@ -40,16 +40,7 @@ def inaccessible_evidence(view: NodeView, ctx: TraceContext) -> list[Evidence]:
     """C3: the node reports that required evidence is inaccessible."""
     if view.error is not None or view.type not in (EventType.AGENT_ACTION, EventType.TOOL_RESULT):
         return []
-    match = INACCESSIBLE.search(view.text)
-    if match is None:
-        return []
-    return [
-        evidence_at(
-            view,
-            excerpt(view.text, match.start(), match.end()),
-            f"reports inaccessible evidence ({match.group(0)!r})",
-        )
-    ]
+    return _quoted_match(view, INACCESSIBLE, "reports inaccessible evidence")
 
 
 def continues_from_failure(view: NodeView, ctx: TraceContext) -> list[Evidence]:
@@ -182,16 +173,9 @@ def claim_contradicts_plan(view: NodeView, ctx: TraceContext) -> list[Evidence]:
     """C4: the node claims a final answer while saying it still has to act to get the data."""
     if not view.final_style:
         return []
-    match = STILL_NEEDED.search(view.text)
-    if match is None:
-        return []
-    return [
-        evidence_at(
-            view,
-            excerpt(view.text, match.start(), match.end()),
-            f"claims a final answer but says further action is still needed ({match.group(0)!r})",
-        )
-    ]
+    return _quoted_match(
+        view, STILL_NEEDED, "claims a final answer but says further action is still needed"
+    )
 
 
 def plan_action_mismatch(view: NodeView, ctx: TraceContext) -> list[Evidence]:
@@ -212,3 +196,15 @@ def plan_action_mismatch(view: NodeView, ctx: TraceContext) -> list[Evidence]:
                 )
             ]
     return []
+
+
+def _quoted_match(view: NodeView, pattern: re.Pattern[str], what: str) -> list[Evidence]:
+    """Evidence quoting the first match of *pattern* in the node's text, if any."""
+    match = pattern.search(view.text)
+    if match is None:
+        return []
+    return [
+        evidence_at(
+            view, excerpt(view.text, match.start(), match.end()), f"{what} ({match.group(0)!r})"
+        )
+    ]
