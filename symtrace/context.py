@@ -22,6 +22,8 @@ from dataclasses import dataclass
 _agent: ContextVar[str | None] = ContextVar("symtrace_agent", default=None)
 _lane: ContextVar[str | None] = ContextVar("symtrace_lane", default=None)
 _reason: ContextVar[str | None] = ContextVar("symtrace_reason", default=None)
+# The tool_call whose body is running: boundary calls inside it are part of its observation.
+_within_tool: ContextVar[str | None] = ContextVar("symtrace_within_tool", default=None)
 
 MAIN_LANE = "main"
 POOLED_PREFIXES = ("thread:", "task:")
@@ -73,6 +75,20 @@ def reason(text: str) -> Iterator[None]:
         yield
     finally:
         _reason.reset(token)
+
+
+@contextmanager
+def within_tool(event_id: str) -> Iterator[None]:
+    """Mark boundary calls made while a live tool body runs as nested in that tool call."""
+    token = _within_tool.set(event_id)
+    try:
+        yield
+    finally:
+        _within_tool.reset(token)
+
+
+def current_tool() -> str | None:
+    return _within_tool.get()
 
 
 def current() -> Attribution:

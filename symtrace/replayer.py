@@ -257,8 +257,21 @@ class Replayer(Session):
             served = result.response
             self._consumed.add(result.id)
             self._materialise(record)
+            self._skip_nested(record.id)
             self._materialise(result)
         return Ticket(call, record.id, record.position, record.parents, False, call.request, served)
+
+    def _skip_nested(self, tool_call_id: str) -> None:
+        """The tool body does not run on replay, so calls it made are consumed with it."""
+        for nested in self.records:
+            if nested.meta.get("within") == tool_call_id and nested.id not in self._consumed:
+                self._consumed.add(nested.id)
+                self._materialise(nested)
+                result = self._results.get(nested.id)
+                if result is not None:
+                    self._consumed.add(result.id)
+                    self._skip_nested(nested.id)
+                    self._materialise(result)
 
     def _materialise(self, record: Event) -> None:
         """Re-check the served content against its recorded digest; write it to the child."""

@@ -51,7 +51,11 @@ class BoundaryCall:
         meta: dict[str, Any] | None = None,
         attribution: Attribution | None = None,
     ) -> BoundaryCall:
-        return cls(kind, request, attribution or context.current(), meta or {}, digest(request))
+        meta = dict(meta or {})
+        within = context.current_tool()
+        if within is not None:  # made by a tool body: replayed tools skip it with their body
+            meta["within"] = within
+        return cls(kind, request, attribution or context.current(), meta, digest(request))
 
     @property
     def event_type(self) -> EventType:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from symtrace.canonical import JSONValue, canonical_tool_call, to_json_value
+from symtrace.context import within_tool
 from symtrace.errors import CanonicalizationError, ReplayError, UnreplayableEvent
 from symtrace.qualname import resolve
 from symtrace.session import TOOL, BoundaryCall, Session, Ticket, active
@@ -51,7 +52,8 @@ def call_tool(
     if not ticket.live:
         return decode_outcome(ticket.served, codec)
     try:
-        result = invoke()
+        with within_tool(ticket.event_id):
+            result = invoke()
     except Exception as exc:
         session.finish(ticket, error_outcome(exc))
         raise
@@ -75,7 +77,8 @@ async def acall_tool(
     if not ticket.live:
         return decode_outcome(ticket.served, codec)
     try:
-        result = await invoke()
+        with within_tool(ticket.event_id):
+            result = await invoke()
     except Exception as exc:
         session.finish(ticket, error_outcome(exc))
         raise

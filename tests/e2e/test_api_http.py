@@ -431,3 +431,27 @@ def test_an_abandoned_stream_is_still_recorded(tmp_path, stub_llm):
     assert bundle.events[0].response["stream"] is True
     with symtrace.replay(tmp_path / "b"):
         assert first_chunk() == recorded
+
+
+def test_calls_made_inside_a_tool_body_are_skipped_with_it(tmp_path, stub_llm):
+    @symtrace.tool
+    def summarise(text: str) -> str:  # a tool whose body asks the model itself
+        return client(stub_llm).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": f"summarise {text}"}]
+        ).choices[0].message.content
+
+    def run() -> str:
+        first = client(stub_llm).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "find facts"}]
+        ).choices[0].message.content
+        return summarise(first)
+
+    with symtrace.record(tmp_path / "b"):
+        recorded = run()
+    events = symtrace.load_bundle(tmp_path / "b").events
+    nested = [e for e in events if e.meta.get("within")]
+    assert [e.type.value for e in nested] == ["agent_action"]
+    served = stub_llm.served
+    with symtrace.replay(tmp_path / "b"):
+        assert run() == recorded
+    assert stub_llm.served == served
