@@ -32,7 +32,7 @@ from symtrace.bundle.format import KIND_RECORDING, KIND_SELECTIVE
 from symtrace.bundle.reader import Bundle, load_bundle
 from symtrace.bundle.writer import BundleWriter
 from symtrace.canonical import RULE_IDS, JSONValue, to_json_value
-from symtrace.errors import NoDependentLLMRequest, ReplayDivergence, UnreplayableEvent
+from symtrace.errors import AnchorError, NoDependentLLMRequest, ReplayDivergence, UnreplayableEvent
 from symtrace.events import EventType
 from symtrace.graph import first_dependent_llm
 from symtrace.guidance import DEFAULT_PLACEMENT, validate_placement
@@ -59,6 +59,11 @@ def resolve_anchor(bundle: Bundle, requested: str) -> ResolvedAnchor:
     if bundle.manifest.get("replayable") is False:
         raise UnreplayableEvent(f"{bundle.path} is an analysis-only trace; it cannot be replayed")
     event = bundle.event(requested)
+    if event.meta.get("within"):
+        raise AnchorError(
+            f"anchor {requested} was made inside the body of tool call {event.meta['within']}, "
+            "which replay does not re-enter; anchor on the LLM decision that called the tool"
+        )
     if event.is_llm:
         return ResolvedAnchor(requested, event.id, None)
     target = first_dependent_llm(bundle.events, event.id)

@@ -215,7 +215,7 @@ def first_dependent_llm(events: Sequence[Event], root: str) -> Event | None:
     """The first LLM event in O that is causally after *root*."""
     after = descendants(events, root)
     for event in sorted(events, key=lambda e: e.position):
-        if event.id in after and event.is_llm:
+        if event.id in after and event.is_llm and not event.meta.get("within"):
             return event
     return None
 

@@ -455,3 +455,7 @@ def test_calls_made_inside_a_tool_body_are_skipped_with_it(tmp_path, stub_llm):
     with symtrace.replay(tmp_path / "b"):
         assert run() == recorded
     assert stub_llm.served == served
+    nested_id = nested[0].id
+    with pytest.raises(symtrace.AnchorError, match="inside the body"), symtrace.replay(
+            tmp_path / "b", anchor=nested_id, guidance="g"):
+        pass
