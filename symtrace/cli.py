@@ -195,7 +195,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="subcommand", required=True)
 
-    rec = sub.add_parser("record", help="run a program and record its boundary calls")
+    rec = sub.add_parser(
+        "record", help="run a program and record its boundary calls",
+        epilog="The program goes after --: symtrace record -o B -- python app.py ARGS",
+    )
     rec.add_argument("-o", "--out", required=True, help="bundle directory to create")
     rec.add_argument("--task", help="the task T (text)")
     rec.add_argument("--task-file", help="the task T as a JSON file")
@@ -227,7 +230,10 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--quiet", action="store_true", help="do not echo the program's stdout")
     rec.set_defaults(func=cmd_record)
 
-    rep = sub.add_parser("replay", help="restart the recorded program and replay it")
+    rep = sub.add_parser(
+        "replay", help="restart the recorded program and replay it",
+        epilog="To run another command than the recorded one: symtrace replay B -- CMD ARGS",
+    )
     rep.add_argument("bundle")
     rep.add_argument("--anchor", help="event id: replay up to it, then go live with guidance")
     rep.add_argument("--guidance", help="repair guidance Δ appended at the anchor")
@@ -238,7 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("user", "system", "last"),
         help="where Δ goes in the anchor's messages (default: new user message)",
     )
-    rep.add_argument("-o", "--out", help="child bundle directory (selective replay)")
+    rep.add_argument("-o", "--out", help="child bundle directory (selective replay; default "
+                     "BUNDLE-<anchor id>)")
     rep.add_argument("--report-json", help="write the replay/divergence report here")
     rep.add_argument("--adapter", action="append", default=[], metavar="NAME")
     rep.add_argument("--force", action="store_true", help="overwrite an existing child bundle")
