@@ -284,14 +284,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _optional_parsers(sub: Any) -> None:
-    """Subcommands that live in their own packages."""
+    """Subcommands that live in their own packages (shipped with the core: a failed import
+    is a bug to see, not a subcommand to hide)."""
+    from symtrace.diagnosis import cli as diagnosis_cli
     from symtrace.stub import cli as stub_cli
 
     stub_cli.add_parser(sub)
-    try:
-        from symtrace.diagnosis import cli as diagnosis_cli
-    except ImportError:
-        return
     diagnosis_cli.add_parsers(sub)
 
 

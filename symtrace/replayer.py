@@ -38,7 +38,13 @@ from symtrace.divergence import (
     DivergenceReport,
     json_differences,
 )
-from symtrace.errors import MissingCall, ReplayDivergence, RequestMismatch, UnexpectedCall
+from symtrace.errors import (
+    BundleIntegrityError,
+    MissingCall,
+    ReplayDivergence,
+    RequestMismatch,
+    UnexpectedCall,
+)
 from symtrace.events import EdgeKind, Event, EventType, summarize
 from symtrace.graph import consumed as consumed_fps
 from symtrace.graph import descendants, produced, quoted_texts, request_text
@@ -164,7 +170,10 @@ class Replayer(Session):
         with self._mlock:
             if self._first is None and not self._live_started:
                 report = self._report(
-                    DivergenceKind.UNEXPECTED_CALL, None, None, "network",
+                    DivergenceKind.UNEXPECTED_CALL,
+                    None,
+                    None,
+                    "network",
                     hint=f"the program connected to {host}:{port}, a recorded endpoint, "
                     "without going through httpx; record that call as a tool boundary",
                 )
@@ -276,7 +285,9 @@ class Replayer(Session):
     def _materialise(self, record: Event) -> None:
         """Re-check the served content against its recorded digest; write it to the child."""
         if record.response is not None and digest(record.response) != record.response_hash:
-            raise AssertionError(f"{record.id}: served content does not match its digest")
+            raise BundleIntegrityError(
+                f"{record.id}: served content does not match its recorded digest"
+            )
         with self._lock:
             materialised = self._renumbered(record)
             if self.writer is not None:
