@@ -287,10 +287,14 @@ def _optional_parsers(sub: Any) -> None:
     """Subcommands that live in their own packages (shipped with the core: a failed import
     is a bug to see, not a subcommand to hide)."""
     from symtrace.diagnosis import cli as diagnosis_cli
+    from symtrace.export import cli as export_cli
     from symtrace.stub import cli as stub_cli
+    from symtrace.viewer import cli as viewer_cli
 
     stub_cli.add_parser(sub)
     diagnosis_cli.add_parsers(sub)
+    export_cli.add_parser(sub)
+    viewer_cli.add_parser(sub)
 
 
 def _err(text: str) -> None:

@@ -1,0 +1,1 @@
+"""`symtrace view`: one self-contained HTML page per bundle (docs/viewer.md)."""

@@ -1,0 +1,186 @@
+// symtrace report: renders the event list and details from the JSON data island.
+// Bundle text only ever reaches the DOM through textContent, never as HTML.
+(function () {
+  "use strict";
+  var PAGE = 50;
+  var data = JSON.parse(document.getElementById("symtrace-data").textContent);
+  var events = data.events;
+  var nodes = data.diagnosis.nodes || {};
+  var byId = {};
+  events.forEach(function (e) { byId[e.id] = e; });
+  var state = { lane: "", type: "", symptom: false, search: "", page: 0, selected: null };
+
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function haystack(e) {
+    if (e._hay === undefined) {
+      e._hay = [e.id, e.lane, e.agent || "", e.reason || "", e.summary,
+        e.request ? e.request.text : "", e.response ? e.response.text : ""].join("\n").toLowerCase();
+    }
+    return e._hay;
+  }
+
+  function filtered() {
+    var needle = state.search.toLowerCase();
+    return events.filter(function (e) {
+      if (state.lane && e.lane !== state.lane) return false;
+      if (state.type && e.type !== state.type) return false;
+      if (state.symptom && !(nodes[e.id] && nodes[e.id].evidence.length)) return false;
+      return !needle || haystack(e).indexOf(needle) >= 0;
+    });
+  }
+
+  function badges(e, into) {
+    var node = nodes[e.id];
+    if (node && node.confirmed.length) into.appendChild(el("span", "badge symptom", node.confirmed.join(" ")));
+    else if (node && node.proposed.length) into.appendChild(el("span", "badge proposed", node.proposed.join(" ")));
+    if (e.failed) into.appendChild(el("span", "badge failed", "failed"));
+    if (e.id === data.diagnosis.anchor) into.appendChild(el("span", "badge anchor", "★ anchor"));
+    if (e.id === data.diagnosis.target) into.appendChild(el("span", "badge target", "suspicious"));
+  }
+
+  function renderList() {
+    var list = document.getElementById("event-list");
+    var shown = filtered();
+    var pages = Math.max(1, Math.ceil(shown.length / PAGE));
+    if (state.page >= pages) state.page = pages - 1;
+    list.textContent = "";
+    list.start = state.page * PAGE + 1;
+    shown.slice(state.page * PAGE, (state.page + 1) * PAGE).forEach(function (e) {
+      var li = el("li", "ev-row t-" + e.type + (e.id === state.selected ? " selected" : ""));
+      li.dataset.id = e.id;
+      li.appendChild(el("span", "pos", e.pos));
+      li.appendChild(el("code", "id", e.id));
+      li.appendChild(el("span", "lane-name", e.lane));
+      badges(e, li);
+      li.appendChild(el("span", "summary", e.summary));
+      li.addEventListener("click", function () { select(e.id, true); });
+      list.appendChild(li);
+    });
+    document.getElementById("f-count").textContent = shown.length + " of " + events.length + " events";
+    var pager = document.getElementById("pager");
+    pager.textContent = "";
+    var prev = el("button", "", "‹ previous"), next = el("button", "", "next ›");
+    prev.disabled = state.page === 0;
+    next.disabled = state.page >= pages - 1;
+    prev.addEventListener("click", function () { state.page -= 1; renderList(); });
+    next.addEventListener("click", function () { state.page += 1; renderList(); });
+    pager.appendChild(prev);
+    pager.appendChild(el("span", "page", "page " + (state.page + 1) + " of " + pages));
+    pager.appendChild(next);
+  }
+
+  function payloadBlock(title, p) {
+    var box = el("details", "payload");
+    box.open = true;
+    box.appendChild(el("summary", "", title + (p ? " (" + p.length + " characters)" : "")));
+    if (!p) { box.appendChild(el("p", "hint", "none")); return box; }
+    var limit = data.preview;
+    var pre = el("pre", "", p.text.length > limit ? p.text.slice(0, limit) + "\n…" : p.text);
+    box.appendChild(pre);
+    if (p.text.length > limit) {
+      var more = el("button", "expand", "show all " + p.text.length + " characters");
+      more.addEventListener("click", function () { pre.textContent = p.text; more.remove(); });
+      box.appendChild(more);
+    }
+    if (p.length > p.text.length) {
+      box.appendChild(el("p", "hint", "cut in this page after " + p.text.length + " of " + p.length +
+        " characters: symtrace show --json has all of it"));
+    }
+    return box;
+  }
+
+  function renderDetail(e) {
+    var box = document.getElementById("detail");
+    box.textContent = "";
+    box.appendChild(el("h3", "", e.id));
+    var facts = el("p", "facts");
+    facts.textContent = e.type + " · position " + e.pos + " · lane " + e.lane +
+      (e.agent ? " · agent " + e.agent : "") + (e.reason ? " · reason " + e.reason : "");
+    box.appendChild(facts);
+    var marks = el("p", "");
+    badges(e, marks);
+    box.appendChild(marks);
+    if (e.parents.length) {
+      var parents = el("p", "parents", "parents: ");
+      e.parents.forEach(function (edge) {
+        var a = el("a", edge[1], edge[0] + (edge[1] === "control" ? " (lane order)" : ""));
+        a.href = "#ev=" + encodeURIComponent(edge[0]);
+        parents.appendChild(a);
+        parents.appendChild(document.createTextNode(" "));
+      });
+      box.appendChild(parents);
+    }
+    var node = nodes[e.id];
+    if (node) {
+      var ev = el("ul", "evidence");
+      node.evidence.forEach(function (item) {
+        var li = el("li", "", item.rule + " (" + item.category + "): " + item.note);
+        if (item.quote) li.appendChild(el("q", "", item.quote));
+        ev.appendChild(li);
+      });
+      box.appendChild(el("h4", "", "Symptoms (c_f " + node.score + ", " +
+        (node.eligible ? "eligible" : "not eligible") + ")"));
+      box.appendChild(ev);
+    }
+    box.appendChild(payloadBlock("request", e.request));
+    box.appendChild(payloadBlock("response", e.response));
+    if (Object.keys(e.meta).length) box.appendChild(payloadBlock("meta", { text: JSON.stringify(e.meta, null, 2), length: 0 }));
+  }
+
+  function select(id, updateHash) {
+    var e = byId[id];
+    if (!e) return;
+    state.selected = id;
+    var shown = filtered();
+    var index = shown.indexOf(e);
+    if (index < 0) {  // make the selection visible: clear filters that hide it
+      state.lane = ""; state.type = ""; state.symptom = false; state.search = "";
+      document.getElementById("f-lane").value = "";
+      document.getElementById("f-type").value = "";
+      document.getElementById("f-symptom").checked = false;
+      document.getElementById("f-search").value = "";
+      index = events.indexOf(e);
+    }
+    state.page = Math.floor(index / PAGE);
+    renderList();
+    renderDetail(e);
+    document.querySelectorAll("rect.ev.selected").forEach(function (r) { r.classList.remove("selected"); });
+    document.querySelectorAll('rect.ev[data-id="' + CSS.escape(id) + '"]').forEach(function (r) { r.classList.add("selected"); });
+    if (updateHash && location.hash !== "#ev=" + id) history.replaceState(null, "", "#ev=" + encodeURIComponent(id));
+  }
+
+  function fromHash() {
+    var m = /^#ev=(.+)$/.exec(location.hash);
+    if (m) select(decodeURIComponent(m[1]), false);
+  }
+
+  document.getElementById("f-lane").addEventListener("change", function (ev) { state.lane = ev.target.value; state.page = 0; renderList(); });
+  document.getElementById("f-type").addEventListener("change", function (ev) { state.type = ev.target.value; state.page = 0; renderList(); });
+  document.getElementById("f-symptom").addEventListener("change", function (ev) { state.symptom = ev.target.checked; state.page = 0; renderList(); });
+  var timer = null;
+  document.getElementById("f-search").addEventListener("input", function (ev) {
+    clearTimeout(timer);
+    timer = setTimeout(function () { state.search = ev.target.value; state.page = 0; renderList(); }, 120);
+  });
+  document.querySelectorAll("rect.ev").forEach(function (r) {
+    r.addEventListener("click", function () { select(r.getAttribute("data-id"), true); });
+  });
+  document.querySelectorAll("text.lane").forEach(function (t) {
+    t.addEventListener("click", function () {
+      state.lane = t.getAttribute("data-lane"); state.page = 0;
+      document.getElementById("f-lane").value = state.lane;
+      renderList();
+      document.getElementById("events").scrollIntoView();
+    });
+  });
+  window.addEventListener("hashchange", fromHash);
+  renderList();
+  fromHash();
+  document.body.setAttribute("data-rendered", String(document.querySelectorAll("#event-list li").length));
+})();

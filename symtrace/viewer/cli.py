@@ -1,0 +1,37 @@
+"""`symtrace view B -o report.html [--diff B2] [--no-diagnosis]`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    view = sub.add_parser(
+        "view", help="write one self-contained HTML page: lanes, graph, events, diagnosis, diff",
+        description="No network, no CDN: open the file in any browser. See docs/viewer.md.",
+    )
+    view.add_argument("bundle")
+    view.add_argument("-o", "--out", required=True, metavar="FILE.html")
+    view.add_argument("--diff", metavar="BUNDLE2", help="also compare with another bundle")
+    view.add_argument("--no-diagnosis", action="store_true", help="skip the C1–C4 overlay")
+    view.add_argument("--force", action="store_true", help="overwrite an existing file")
+    view.set_defaults(func=cmd_view)
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    from symtrace.bundle import load_bundle
+    from symtrace.export.files import check_output, write_output
+    from symtrace.viewer.page import render_page
+
+    out = Path(args.out)
+    check_output(out, force=args.force)
+    bundle = load_bundle(args.bundle)
+    other = load_bundle(args.diff) if args.diff else None
+    html = render_page(bundle, other=other, diagnosis=not args.no_diagnosis)
+    write_output(out, html.encode(), force=args.force)
+    sys.stderr.write(f"symtrace: wrote {out} ({len(bundle.events)} events"
+                     f"{', diff with ' + str(other.path) if other else ''})\n")
+    return 0
