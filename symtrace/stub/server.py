@@ -22,7 +22,7 @@ from symtrace.stub.reply import Reply
 from symtrace.stub.scripted import Script, ScriptedResponder, load_script
 from symtrace.stub.stochastic import StochasticConfig, StochasticResponder
 
-Mode = Literal["stochastic", "scripted"]
+Mode = Literal["stochastic", "scripted", "policy"]
 
 
 class Responder(Protocol):
@@ -51,7 +51,8 @@ class StubLLM:
 
     *mode* defaults to ``"scripted"`` when a *script* (dict, Script or JSON file path) is given,
     else ``"stochastic"``. *seed* makes stochastic answers reproducible from server start (and
-    from each ``reset()``). Use as a context manager or call ``start()``/``stop()``.
+    from each ``reset()``). *responder* serves any object with ``respond(body, call_index) ->
+    Reply`` instead (mode ``"policy"``). Use as a context manager or call ``start()``/``stop()``.
     """
 
     def __init__(
@@ -66,14 +67,26 @@ class StubLLM:
         terminate_probability: float | None = None,
         config: StochasticConfig | None = None,
         chunk_delay: float = 0.0,
+        responder: Responder | None = None,
     ) -> None:
         check_loopback(host)
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
             raise TypeError(f"seed must be an int or None, got {seed!r}")
-        if mode is None:
-            mode = "scripted" if script is not None else "stochastic"
         self._responder: Responder
-        if mode == "scripted":
+        if responder is not None:
+            # A caller-supplied policy (mode "policy"); it owns seeding and answers alone.
+            if mode not in (None, "policy") or script is not None or config is not None:
+                raise ValueError("a responder is served alone: no mode, script or config")
+            if not callable(getattr(responder, "respond", None)):
+                raise TypeError(f"responder needs respond(body, call_index): {responder!r}")
+            self._responder = responder
+            mode = "policy"
+        elif mode is None:
+            mode = "scripted" if script is not None else "stochastic"
+        if mode == "policy":
+            if responder is None:
+                raise ValueError("mode 'policy' serves a responder object: pass responder=")
+        elif mode == "scripted":
             if isinstance(script, str | Path):
                 script = load_script(script)
             self._responder = ScriptedResponder(Script.from_obj(script or {}))
