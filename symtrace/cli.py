@@ -288,10 +288,12 @@ def _optional_parsers(sub: Any) -> None:
     is a bug to see, not a subcommand to hide)."""
     from symtrace.diagnosis import cli as diagnosis_cli
     from symtrace.export import cli as export_cli
+    from symtrace.localllm import cli as local_llm_cli
     from symtrace.stub import cli as stub_cli
     from symtrace.viewer import cli as viewer_cli
 
     stub_cli.add_parser(sub)
+    local_llm_cli.add_parser(sub)
     diagnosis_cli.add_parsers(sub)
     export_cli.add_parser(sub)
     viewer_cli.add_parser(sub)
