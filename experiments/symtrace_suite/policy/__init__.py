@@ -32,9 +32,9 @@ from symtrace_suite import plan
 from symtrace_suite.policy.conversation import (
     Guidance,
     ToolUse,
+    final_answers,
     find_task,
     guidance,
-    last_final_answer,
     tool_history,
 )
 from symtrace_suite.tasks import Task, load_tasks
@@ -136,9 +136,9 @@ def _relayed_answer(body: dict[str, Any]) -> str | None:
     for m in reversed(rq.messages(body)):
         if m.get("role") in rq.SYSTEM_ROLES:
             continue
-        final = last_final_answer(rq.content_text(m.get("content")))
-        if final and not final.startswith(("<", '"')):
-            return final
+        for final in reversed(final_answers(rq.content_text(m.get("content")))):
+            if not final.startswith(("<", '"', "`")):
+                return final.splitlines()[0].strip()
     return None
 
 

@@ -115,10 +115,14 @@ def guidance(body: dict[str, Any]) -> Guidance:
 _FINAL = re.compile(r"FINAL ANSWER:\s*")
 
 
-def last_final_answer(text: str) -> str | None:
-    """The payload of the last `FINAL ANSWER:` line in *text* (up to a TERMINATE line)."""
+def final_answers(text: str) -> list[str]:
+    """The payloads of the `FINAL ANSWER:` markers in *text*, in order (each up to TERMINATE
+    or the next marker)."""
     matches = list(_FINAL.finditer(text))
-    if not matches:
-        return None
-    payload = text[matches[-1].end() :]
-    return payload.split("TERMINATE", 1)[0].strip() or None
+    out = []
+    for i, match in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+        payload = text[match.end() : end].split("TERMINATE", 1)[0].strip()
+        if payload:
+            out.append(payload)
+    return out
