@@ -10,10 +10,13 @@ boundary where Δ is injected:
 - `producer`: otherwise (a terminal node such as final_result) the nearest agent decision
   before v that v depends on, else the last one before v — the decision that emitted it.
 
-Agent decisions are agent_action events without a framework `reason` (speaker selection and
-similar internal calls are not places to inject repair guidance); if a trace has none, every
-agent_action counts. The suspicious policy takes the first node in O that is eligible (eq. 34
-and a boundary exists); the random (seeded) and last controls pick among agent decisions.
+Agent decisions are agent_action events that are not framework control (dialects.py: speaker
+selection, progress ledgers, a bare TERMINATE are not places to inject repair guidance; a
+Magentic-One plan or a CrewAI manager's delegation is); if a trace has none, every
+agent_action counts. The suspicious policy gates on the first node in O that is eligible
+(eq. 34 and a boundary exists), then traces that symptom back along G to the node where the
+failure was introduced (origin.py) and anchors at that node's boundary; the random (seeded)
+and last controls pick among agent decisions.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from symtrace.diagnosis.origin import Step, trace_origin
 from symtrace.diagnosis.symptoms import Category, Evidence
 from symtrace.diagnosis.view import NodeView, TraceContext
 from symtrace.events import EventType
@@ -66,9 +70,13 @@ class AnchorChoice:
     c_f: float | None = None
     replayable: bool = True
     seed: int | None = None
+    symptom: str | None = None  # the gated (first eligible) node the trace-back started from
+    trace: tuple[Step, ...] = ()  # the moves from the symptom up G to `target`
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "symptom": self.symptom,
+            "trace": [step.to_json() for step in self.trace],
             "policy": self.policy.value,
             "anchor": self.anchor,
             "target": self.target,
@@ -84,7 +92,7 @@ class AnchorChoice:
 def decisions(ctx: TraceContext) -> tuple[NodeView, ...]:
     """The agent decisions of the trace in O (see the module docstring)."""
     llm = tuple(v for v in ctx.views if v.type is EventType.AGENT_ACTION)
-    own = tuple(v for v in llm if v.reason is None)
+    own = tuple(v for v in llm if not v.control)
     return own or llm
 
 
@@ -121,19 +129,39 @@ def resolve_boundary(view: NodeView, ctx: TraceContext) -> Boundary | None:
     return None
 
 
-def first_eligible(nodes: tuple[NodeDiagnosis, ...], replayable: bool) -> AnchorChoice | None:
-    """Algorithm 4: the first node in O with a confirmed category, c_f ≥ θ and a boundary."""
+def first_eligible(
+    nodes: tuple[NodeDiagnosis, ...],
+    replayable: bool,
+    ctx: TraceContext | None = None,
+    *,
+    trace_back: bool = True,
+) -> AnchorChoice | None:
+    """Algorithm 4: the first node in O with a confirmed category, c_f ≥ θ and a boundary,
+    traced back along G to its origin (origin.py) when *ctx* is given and *trace_back* is on.
+
+    The categories, evidence and c_f are the gated symptom's; `target` is the origin."""
     for node in nodes:
         if node.eligible and node.boundary is not None and node.scores is not None:
+            target, boundary, steps = node.view, node.boundary, ()
+            if trace_back and ctx is not None:
+                evidence = {n.view.id: n.confirmed_evidence for n in nodes if n.confirmed}
+                origin, steps = trace_origin(node.view, ctx, evidence)
+                traced = resolve_boundary(origin, ctx) if steps else None
+                if traced is not None:
+                    target, boundary = origin, traced
+                else:
+                    steps = ()
             return AnchorChoice(
                 AnchorPolicy.SUSPICIOUS,
-                anchor=node.boundary.event_id,
-                target=node.view.id,
-                relation=node.boundary.relation,
+                anchor=boundary.event_id,
+                target=target.id,
+                relation=boundary.relation,
                 categories=node.confirmed,
                 evidence=node.confirmed_evidence,
                 c_f=node.scores.c_f,
                 replayable=replayable,
+                symptom=node.view.id,
+                trace=steps,
             )
     return None
 

@@ -90,6 +90,12 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--config", metavar="FILE", help="JSON object overriding scoring coefficients")
     p.add_argument("--theta", type=float, help="eligibility threshold θ (default 0.50)")
+    p.add_argument(
+        "--no-trace-back",
+        dest="trace_back",
+        action="store_false",
+        help="anchor at the first eligible symptom itself, not at its origin in the graph",
+    )
     p.add_argument("--judge-url", help="base URL of an OpenAI-compatible judge (…/v1)")
     p.add_argument("--judge-model", help="model name of the judge")
     p.add_argument(
@@ -193,7 +199,13 @@ def run_diagnose(args: argparse.Namespace) -> int:
     judge = _judge(args)
     with _judge_session(args, judge):
         try:
-            result = diagnose(source, rules=_rules(args), config=_config(args), judge=judge)
+            result = diagnose(
+                source,
+                rules=_rules(args),
+                config=_config(args),
+                judge=judge,
+                trace_back=args.trace_back,
+            )
         finally:
             if judge is not None:
                 judge.close()
@@ -229,6 +241,7 @@ def run_repair(args: argparse.Namespace) -> int:
                 report_json=args.report_json,
                 quiet=args.quiet or args.json,  # --json: stdout carries only the JSON
                 dry_run=args.dry_run,
+                trace_back=args.trace_back,
             )
         finally:
             if judge is not None:
@@ -239,6 +252,8 @@ def run_repair(args: argparse.Namespace) -> int:
         console = _console()
         choice = result.plan.choice
         target = "" if choice.target == choice.anchor else f" for suspicious node {choice.target}"
+        if choice.symptom and choice.symptom != choice.target:
+            target += f" (traced back from symptom {choice.symptom})"
         console.print(f"Anchor ({choice.policy.value}): {choice.anchor}{target}", markup=False)
         console.print("Guidance Δ:", markup=False)
         console.print(result.plan.guidance, markup=False, highlight=False)

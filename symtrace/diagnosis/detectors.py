@@ -198,12 +198,12 @@ def _comparable(view: NodeView, ctx: TraceContext) -> list[NodeView]:
         EventType.AGENT_ACTION: (EventType.AGENT_ACTION, EventType.TOOL_CALL),
         EventType.FINAL_RESULT: (EventType.TOOL_CALL,),
     }[view.type]
-    return [v for v in ctx.before(view) if v.type in types]
+    return [v for v in ctx.before(view) if v.type in types and not v.control]
 
 
 def repeated_action(view: NodeView, ctx: TraceContext) -> list[Evidence]:
     """C2: the normalized action fingerprint or an action URL matches a preceding node."""
-    if not view.fingerprints and not view.urls:
+    if view.control or (not view.fingerprints and not view.urls):
         return []
     urls = _url_keys(view)
     for earlier in _comparable(view, ctx):
@@ -231,6 +231,8 @@ def _url_keys(view: NodeView) -> dict[str, str]:
 def retry_without_change(view: NodeView, ctx: TraceContext) -> list[Evidence]:
     """C2: a retry with no new parameters or evidence (a failed call re-made as is, or an
     agent repeating its own earlier output with no new successful tool result in between)."""
+    if view.control:
+        return []  # framework bookkeeping (speaker selection, ledgers) repeats by design
     prefix = ctx.before(view)
     if view.type is EventType.TOOL_CALL:
         for earlier in prefix:
@@ -249,15 +251,15 @@ def retry_without_change(view: NodeView, ctx: TraceContext) -> list[Evidence]:
                     )
                 ]
         return []
-    if not view.is_llm or view.reason is not None or not view.text.strip():
-        return []  # framework-internal calls (speaker selection) repeat by design
+    if not view.is_llm or not view.text.strip():
+        return []
     norm = " ".join(view.text.lower().split())
     for earlier in reversed(prefix):
         if earlier.type is EventType.TOOL_RESULT and not earlier.failed:
             return []  # new evidence arrived since the last time
         if (
             earlier.is_llm
-            and earlier.reason is None
+            and not earlier.control
             and earlier.lane == view.lane
             and " ".join(earlier.text.lower().split()) == norm
         ):
@@ -275,9 +277,12 @@ def retry_without_change(view: NodeView, ctx: TraceContext) -> list[Evidence]:
 
 def repeated_final(view: NodeView, ctx: TraceContext) -> list[Evidence]:
     """C2: another final-style output after an earlier one, with no advancing action between."""
-    if view.type is not EventType.AGENT_ACTION or not view.final_style:
+    if view.type is not EventType.AGENT_ACTION or not view.final_style or view.control:
         return []
-    earlier = next((v for v in reversed(ctx.before(view)) if v.is_llm and v.final_style), None)
+    earlier = next(
+        (v for v in reversed(ctx.before(view)) if v.is_llm and v.final_style and not v.control),
+        None,
+    )
     if earlier is None:
         return []
     between = ctx.views[earlier.index + 1 : view.index]

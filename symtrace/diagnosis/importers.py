@@ -1,16 +1,21 @@
 """Import existing logs as analysis-only traces (same node types and graph, not replayable).
 
-Two shapes are accepted (docs/diagnosis.md has examples):
+Three shapes are accepted (docs/diagnosis.md has examples):
 
 - `messages`: a JSON list of chat messages (`role`, `name`, `content`, optional `tool_calls`,
   `role: "tool"` results with `tool_call_id`), or `{"task": ..., "messages": [...]}`.
 - `openai-log`: a JSON list (or JSONL file) of `{"request": <chat-completions request body>,
   "response": <chat.completion>}` entries, or `{"task": ..., "calls": [...]}`. `request` may
   also be `{"body": ...}` and `response` `{"status": 200, "body": ...}`.
+- `steps`: a multi-agent transcript `{"question": ..., "trajectory": [{"step": 0, "agent_name":
+  ..., "content": ...}, ...]}` (the Who&When layout; labels in the file are never read here).
 
 Each assistant turn becomes an agent_action, each tool call a tool_call, each tool message a
-tool_result (DATA edge from its call), and the run ends in a final_result holding the last
-assistant text. The bundle is in memory only, marked `replayable: false`.
+tool_result (DATA edge from its call, none when the call is not in view), and the run ends in
+a final_result holding the last assistant text. Framework dialects (dialects.py) turn stock
+control turns into agent_actions with a `reason` and code-executor replies into tool results
+of the code the previous turn asked to run. The bundle is in memory only, marked
+`replayable: false`.
 """
 
 from __future__ import annotations
@@ -26,6 +31,13 @@ from symtrace.bundle import FORMAT_VERSION
 from symtrace.bundle.format import KIND_RECORDING, MANIFEST, check_manifest
 from symtrace.bundle.reader import Bundle, load_bundle
 from symtrace.canonical import JSONValue
+from symtrace.diagnosis.dialects import (
+    DECISION_REASONS,
+    Turn,
+    TurnKind,
+    classify_turn,
+    crewai_tool_error,
+)
 from symtrace.diagnosis.errors import TraceImportError
 from symtrace.diagnosis.view import content_text, parse_json
 from symtrace.errors import SymtraceError
@@ -39,12 +51,16 @@ _EXCEPTION_NAME = (
 )
 _EXCEPTION = re.compile(rf"(?:^|\n)(?P<type>{_EXCEPTION_NAME})\s*:\s*(?P<message>[^\n]*)\s*$")
 _RAISED = re.compile(rf"^(?:Traceback \(most recent call last\)|(?:{_EXCEPTION_NAME})\s*:)")
+_CODE_BLOCK = re.compile(r"```[ \t]*(?P<lang>[\w+-]*)[^\n]*\n(?P<code>.*?)```", re.S)
+HUMAN_NAMES = frozenset({"human", "user"})
+EXEC_TOOL = "execute_code"
 
 
 class ImportFormat(StrEnum):
     AUTO = "auto"
     MESSAGES = "messages"
     OPENAI_LOG = "openai-log"
+    STEPS = "steps"
 
 
 def load_source(
@@ -99,6 +115,8 @@ def _parse(raw: str, where: str) -> JSONValue:
 
 def detect_format(data: JSONValue, where: str = "<data>") -> ImportFormat:
     if isinstance(data, dict):
+        if isinstance(data.get("trajectory"), list):
+            return ImportFormat.STEPS
         if isinstance(data.get("messages"), list):
             return ImportFormat.MESSAGES
         if any(isinstance(data.get(k), list) for k in ("calls", "entries", "log")):
@@ -110,8 +128,8 @@ def detect_format(data: JSONValue, where: str = "<data>") -> ImportFormat:
             return ImportFormat.OPENAI_LOG
     raise TraceImportError(
         f"{where}: cannot tell the format: expected a list of chat messages (objects with "
-        "'role'), a list of {'request', 'response'} entries, or an object with 'messages' or "
-        "'calls'"
+        "'role'), a list of {'request', 'response'} entries, or an object with 'messages', "
+        "'calls' or 'trajectory'"
     )
 
 
@@ -133,6 +151,12 @@ def trace_from_data(
     if fmt is ImportFormat.MESSAGES:
         items = wrapper.get("messages") if wrapper else data
         found_task, final = builder.messages(_list(items, name, "messages"))
+    elif fmt is ImportFormat.STEPS:
+        if not wrapper:
+            raise TraceImportError(f"{name}: the steps format is an object with 'trajectory'")
+        found_task, final = builder.messages(_steps(wrapper, name))
+        if task is None:
+            task = wrapper.get("question")
     else:
         items = next((wrapper[k] for k in ("calls", "entries", "log") if k in wrapper), data)
         found_task, final = builder.openai_log(_list(items, name, "entries"))
@@ -182,6 +206,7 @@ class _Builder:
         self.last_action: tuple[str, ...] = ()
         self.calls: dict[str, str] = {}  # provider call id -> tool_call event id
         self.open_calls: list[tuple[str, str]] = []  # (tool name, event id) not yet answered
+        self.last_text = ""  # the text of the last decision (code blocks an executor runs)
 
     def add(
         self,
@@ -193,6 +218,7 @@ class _Builder:
         *,
         data: tuple[str, ...] | list[str] = (),
         meta: dict[str, Any] | None = None,
+        reason: str | None = None,
     ) -> str:
         ordinal = self.counts.get(type_, 0)
         self.counts[type_] = ordinal + 1
@@ -209,7 +235,7 @@ class _Builder:
                 type_,
                 lane,
                 agent,
-                None,
+                reason,
                 tuple(parents),
                 request,
                 None,
@@ -229,6 +255,9 @@ class _Builder:
         rbody: JSONValue,
         data: list[str],
         where: str,
+        *,
+        reason: str | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> str:
         request = {"method": "POST", "path": "/v1/chat/completions", "query": "", "body": body}
         aid = self.add(
@@ -238,8 +267,12 @@ class _Builder:
             request,
             {"status": status, "headers": {}, "body": rbody},
             data=data,
+            meta=meta,
+            reason=reason,
         )
-        self.last_action = (aid,)
+        if reason is None or reason in DECISION_REASONS:
+            self.last_action = (aid,)
+            self.last_text = content_text(_message(rbody).get("content"))
         message = _message(rbody)
         calls = message.get("tool_calls") or []
         if not isinstance(calls, list):
@@ -265,24 +298,74 @@ class _Builder:
             self.open_calls.append((function["name"], tid))
         return aid
 
-    def result(self, lane: str, message: dict[str, Any]) -> str:
+    def result(
+        self, lane: str, message: dict[str, Any], meta: dict[str, Any] | None = None
+    ) -> str:
         call_id = message.get("tool_call_id")
         tid = self.calls.pop(call_id, None) if isinstance(call_id, str) else None
         if tid is None:
             name = message.get("name")
             tid = next((t for n, t in self.open_calls if n == name or name is None), None)
-        if tid is None:  # a result with no call we saw: record the call it implies
-            tid = self.add(
-                EventType.TOOL_CALL,
+        if tid is None:
+            # No call in view: inventing one (with `{}` arguments) would make every later
+            # orphan result look like a repeat of the same action. The result hangs off the
+            # decision it follows and says which tool, if the log named one.
+            tool = message.get("name")
+            orphan = {**(meta or {}), "call": "not_in_view"}
+            if isinstance(tool, str) and tool:
+                orphan["tool"] = tool
+            return self.add(
+                EventType.TOOL_RESULT,
                 lane,
                 None,
-                {"tool": str(message.get("name") or "unknown"), "arguments": {}},
                 None,
+                _result(message),
                 data=list(self.last_action),
-                meta={"synthesized": True},
+                meta=orphan,
             )
         self.open_calls = [(n, t) for n, t in self.open_calls if t != tid]
-        return self.add(EventType.TOOL_RESULT, lane, None, None, _result(message), data=[tid])
+        return self.add(
+            EventType.TOOL_RESULT, lane, None, None, _result(message), data=[tid], meta=meta
+        )
+
+    def exec_result(self, lane: str, agent: str | None, turn: Turn, meta: dict[str, Any]) -> str:
+        """A code executor's reply: the result of running the code blocks of the decision it
+        answers (the call is in view as that decision's text), else a result with no call."""
+        blocks = _CODE_BLOCK.findall(self.last_text) if self.last_action else []
+        if turn.failed:
+            response: dict[str, Any] = {
+                "ok": False,
+                "error": {
+                    "type": turn.error_type or "ExecutionFailed",
+                    "module": None,
+                    "message": _tail(turn.output)
+                    + (f" (exit code {turn.exit_code})" if turn.exit_code is not None else ""),
+                },
+            }
+        else:
+            response = {"ok": True, "value": turn.output}
+        if not blocks:
+            return self.add(
+                EventType.TOOL_RESULT,
+                lane,
+                agent,
+                None,
+                response,
+                data=list(self.last_action),
+                meta={**meta, "call": "not_in_view", "tool": EXEC_TOOL},
+            )
+        code = "\n".join(body.strip() for _, body in blocks)
+        languages = sorted({lang or "text" for lang, _ in blocks})
+        tid = self.add(
+            EventType.TOOL_CALL,
+            lane,
+            agent,
+            {"tool": EXEC_TOOL, "arguments": {"code": code, "language": ",".join(languages)}},
+            None,
+            data=list(self.last_action),
+            meta={"from_text": True},
+        )
+        return self.add(EventType.TOOL_RESULT, lane, agent, None, response, data=[tid], meta=meta)
 
     def messages(self, items: list[dict[str, Any]]) -> tuple[JSONValue, JSONValue]:
         history: list[dict[str, Any]] = []
@@ -292,20 +375,38 @@ class _Builder:
         for i, message in enumerate(items):
             where = f"{self.where}: messages[{i}]"
             role = message.get("role")
+            text = content_text(message.get("content"))
+            meta = {"step": message["step"]} if _is_int(message.get("step")) else {}
+            has_calls = bool(message.get("tool_calls") or message.get("function_call"))
+            turn = classify_turn(message.get("name"), text) if role != "tool" else None
+            if role == "user" and task is not None and turn is not None:
+                turn = _observation(turn, text)  # CrewAI's observations come as user turns
+            if (
+                turn is not None
+                and turn.kind is TurnKind.EXEC_RESULT
+                and role in ("assistant", "user")
+                and not (role == "user" and task is None)
+            ):
+                results.append(self.exec_result("main", turn.agent, turn, meta))
+                history.append(message)
+                continue
             if role in ("system", "developer", "user"):
                 if role == "user" and task is None:
-                    task = content_text(message.get("content"))
+                    task = text
             elif role == "assistant":
                 body = {"model": "imported", "messages": list(history)}
                 rbody = _completion(message, len(self.events))
+                control = turn is not None and turn.kind is TurnKind.CONTROL and not has_calls
+                reason = turn.reason if turn is not None and not has_calls else None
+                agent = (turn.agent if turn else None) or message.get("name") or "assistant"
                 self.action(
-                    "main", message.get("name") or "assistant", body, 200, rbody, results, where
+                    "main", agent, body, 200, rbody, results, where, reason=reason, meta=meta
                 )
                 results = []
-                has_calls = bool(message.get("tool_calls") or message.get("function_call"))
-                final = None if has_calls else content_text(message.get("content"))
+                if not control:
+                    final = None if has_calls else text
             elif role in ("tool", "function"):
-                results.append(self.result("main", message))
+                results.append(self.result("main", message, meta))
             else:
                 raise TraceImportError(f"{where}: unknown or missing role {role!r}")
             history.append(message)
@@ -400,6 +501,9 @@ def _result(message: dict[str, Any]) -> dict[str, Any]:
                 "message": str(err.get("message") or text),
             },
         }
+    crew = crewai_tool_error(text)
+    if crew is not None:  # CrewAI's stock "I encountered an error while trying to use the tool"
+        return {"ok": False, "error": {"type": "ToolError", "module": None, "message": crew}}
     match = (
         _EXCEPTION.search(text.strip()) if message.get("is_error") or _looks_raised(text) else None
     )
@@ -410,6 +514,45 @@ def _result(message: dict[str, Any]) -> dict[str, Any]:
         return {"ok": False, "error": error_}
     content = message.get("content")
     return {"ok": True, "value": parse_json(content) if isinstance(content, str) else content}
+
+
+def _steps(wrapper: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    """A Who&When-style trajectory as chat messages: the first human/user step is the user
+    turn, every other step an assistant turn of its agent (`step` kept for evaluation). Any
+    label the file carries (`mistake_step`, `mistake_agent`, …) is not read."""
+    steps = _list(wrapper.get("trajectory"), where, "trajectory steps")
+    out: list[dict[str, Any]] = []
+    for i, step in enumerate(steps):
+        name = step.get("agent_name", step.get("name", step.get("role")))
+        content = step.get("content")
+        if not isinstance(name, str) or not isinstance(content, str | list | None):
+            raise TraceImportError(f"{where}: trajectory[{i}] needs agent_name and content")
+        number = step.get("step", i)
+        if not _is_int(number):
+            raise TraceImportError(f"{where}: trajectory[{i}].step is not an integer")
+        human = name.strip().lower() in HUMAN_NAMES
+        out.append(
+            {"role": "user" if human else "assistant", "name": name, "content": content,
+             "step": number}
+        )  # fmt: skip
+    return out
+
+
+def _observation(turn: Turn, text: str) -> Turn:
+    """A user-role turn that is CrewAI's stock tool-failure observation, as an exec result."""
+    error = crewai_tool_error(text)
+    if error is None:
+        return turn
+    return Turn(TurnKind.EXEC_RESULT, turn.agent, failed=True, output=error, error_type="ToolError")
+
+
+def _tail(text: str, limit: int = 400) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else "…" + text[-limit:]
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _looks_raised(text: str) -> bool:

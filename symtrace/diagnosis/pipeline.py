@@ -92,6 +92,7 @@ class Diagnosis:
     config: ScoringConfig
     rules: tuple[Rule, ...]
     judge: str | None = None
+    trace_back: bool = True  # anchor at the symptom's origin in G (origin.py), not the symptom
 
     @property
     def task(self) -> TaskSpec:
@@ -103,7 +104,9 @@ class Diagnosis:
 
     @cached_property
     def anchor(self) -> AnchorChoice | None:
-        return first_eligible(self.nodes, self.replayable)
+        return first_eligible(
+            self.nodes, self.replayable, self.context, trace_back=self.trace_back
+        )
 
     def node(self, event_id: str) -> NodeDiagnosis:
         for node in self.nodes:
@@ -141,6 +144,7 @@ def diagnose(
     config: ScoringConfig | None = None,
     judge: Judge | None = None,
     judge_name: str | None = None,
+    trace_back: bool = True,
 ) -> Diagnosis:
     """Diagnose every completed node of *source*, in observed order."""
     config = config or ScoringConfig()
@@ -174,7 +178,7 @@ def diagnose(
         )
     source_name = _source_name(source)
     name = judge_name or (getattr(judge, "describe", lambda: None)() if judge else None)
-    return Diagnosis(source_name, ctx, tuple(nodes), config, table, name)
+    return Diagnosis(source_name, ctx, tuple(nodes), config, table, name, trace_back)
 
 
 def _source_name(source: Bundle | TraceContext) -> str:

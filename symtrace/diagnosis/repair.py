@@ -66,6 +66,7 @@ def plan_repair(
     config: ScoringConfig | None = None,
     rules: Iterable[Rule] = DEFAULT_RULES,
     templates: Templates | None = None,
+    trace_back: bool = True,
 ) -> RepairPlan:
     """Diagnose *bundle* and decide anchor and Δ under *policy* (the judge only for suspicious)."""
     policy = AnchorPolicy(policy)
@@ -76,7 +77,9 @@ def plan_repair(
             "diagnosed but not replayed; record the run with symtrace to repair it"
         )
     use_judge = judge if policy is AnchorPolicy.SUSPICIOUS else None
-    diagnosis = diagnose(bundle, rules=rules, config=config, judge=use_judge)
+    diagnosis = diagnose(
+        bundle, rules=rules, config=config, judge=use_judge, trace_back=trace_back
+    )
     choice = select_anchor(diagnosis, policy, seed=seed)
     if choice is None:
         raise NoEligibleAnchor(_no_anchor_message(diagnosis, policy))
@@ -113,6 +116,7 @@ def repair(
     report_json: str | None = None,
     quiet: bool = False,
     dry_run: bool = False,
+    trace_back: bool = True,
 ) -> RepairResult:
     """Plan the repair of the bundle at *bundle_path* and run it as one selective replay."""
     bundle = load_source(bundle_path)  # a log file imports as analysis-only and is refused
@@ -124,6 +128,7 @@ def repair(
         config=config,
         rules=rules,
         templates=templates,
+        trace_back=trace_back,
     )
     if dry_run:
         return RepairResult(plan, None)

@@ -89,6 +89,9 @@ def summary_line(diagnosis: Diagnosis) -> str:
         f"{anchor.target})"
     )
     note = "" if anchor.replayable else " [analysis-only trace: not replayable]"
+    if anchor.trace:
+        moves = "; ".join(f"{s.source}→{s.target} ({s.rule}: {s.detail})" for s in anchor.trace)
+        note = f" Traced back from symptom {anchor.symptom}: {moves}.{note}"
     return (
         f"First eligible anchor: {where}; symptoms {_cats(anchor.categories)}, "
         f"c_f={anchor.c_f:.3f} ≥ θ={theta:.2f}.{note}"

@@ -16,6 +16,7 @@ from typing import Any
 
 from symtrace.bundle.reader import Bundle
 from symtrace.canonical import JSONValue, canonical_bytes
+from symtrace.diagnosis.dialects import is_control
 from symtrace.diagnosis.task import TaskSpec, parse_task
 from symtrace.events import EdgeKind, Event, EventType
 
@@ -76,6 +77,13 @@ class NodeView:
     call_id: str | None = None  # a tool_result's tool_call
     offered_tools: tuple[str, ...] = ()  # tool names an agent_action's request offered
     fingerprints: tuple[str, ...] = field(default=())
+    step: int | None = None  # the log's own step number (imported logs), for evaluation
+
+    @property
+    def control(self) -> bool:
+        """Framework bookkeeping (speaker selection, a ledger, a bare TERMINATE): never an
+        agent decision (dialects.py)."""
+        return is_control(self.reason)
 
     @property
     def offers_tools(self) -> bool:
@@ -173,6 +181,7 @@ def node_view(event: Event, index: int, bundle: Bundle) -> NodeView:
         "reason": event.reason,
         "parents": event.parent_ids,
         "data_parents": tuple(e.source for e in event.parents if e.kind is EdgeKind.DATA),
+        "step": event.meta.get("step") if isinstance(event.meta.get("step"), int) else None,
     }
     if event.type is EventType.AGENT_ACTION:
         fields = _agent_action(event)
@@ -180,6 +189,8 @@ def node_view(event: Event, index: int, bundle: Bundle) -> NodeView:
         fields = _tool_call(event)
     elif event.type is EventType.TOOL_RESULT:
         fields = _tool_result(event, bundle)
+        if event.meta.get("call") == "not_in_view" and not fields.get("calls"):
+            fields["text"] = f"[{event.meta.get('tool') or 'tool'}] {fields['text']}"
     else:
         fields = _final_result(event)
     calls: tuple[ToolInvocation, ...] = fields.get("calls", ())
@@ -226,7 +237,7 @@ def _agent_action(event: Event) -> dict[str, Any]:
     out["calls"] = tuple(calls)
     out["action"] = None if react else find_action(text)
     final = _FINAL.search(text) or _TERMINATE.search(text)
-    if final:
+    if final and not is_control(event.reason):  # a bare TERMINATE turn claims nothing
         out["final_style"] = True
         out["output"] = _final_payload(text, final)
     return out

@@ -75,17 +75,25 @@ def test_diagnose_a_recorded_run(recorded):
     by_id = {n["id"]: n for n in data["nodes"]}
     assert "C1" in by_id["tool_call_0000"]["confirmed"]  # the placeholder URL
     assert "C3" in by_id["tool_result_0000"]["confirmed"]  # ConnectionError
-    assert data["anchor"]["target"] == "tool_call_0000"
-    assert data["anchor"]["anchor"] == "agent_action_0001"
+    # The placeholder URL was introduced by the decision that made the call: the trace-back
+    # anchors there, not at the later decision that reads the failure.
+    anchor = data["anchor"]
+    assert anchor["symptom"] == "tool_call_0000"
+    assert (anchor["target"], anchor["anchor"]) == ("agent_action_0000", "agent_action_0000")
+    assert [s["rule"] for s in anchor["trace"]] == ["caused_by_call"]
     table = symtrace("diagnose", str(path), env=env)
-    assert "First eligible anchor: at agent_action_0001" in table.stdout
+    assert "First eligible anchor: at agent_action_0000" in table.stdout
+    assert "Traced back from symptom tool_call_0000" in table.stdout
+    done = symtrace("diagnose", str(path), "--json", "--no-trace-back", env=env)
+    anchor = json.loads(done.stdout)["anchor"]
+    assert (anchor["target"], anchor["anchor"]) == ("tool_call_0000", "agent_action_0001")
 
 
 def test_repair_replays_to_the_anchor_and_goes_live_with_guidance(recorded, tmp_path):
     path, env, stub = recorded
     served = stub.served
     child = tmp_path / "repaired"
-    done = symtrace("repair", str(path), "-o", str(child), env=env)
+    done = symtrace("repair", str(path), "-o", str(child), "--no-trace-back", env=env)
     assert done.returncode == 0, done.stderr
     assert (
         "Anchor (suspicious): agent_action_0001 for suspicious node tool_call_0000" in done.stdout

@@ -38,7 +38,9 @@ class TestSuspiciousGuidance:
     def test_target_differs_from_anchor(self):
         """When the suspicious node is a tool result, Δ names it as the target."""
         d = diagnose(
-            gold_c3(), rules=[r for r in diagnose(gold_c3()).rules if r.category.value == "C3"]
+            gold_c3(),
+            rules=[r for r in diagnose(gold_c3()).rules if r.category.value == "C3"],
+            trace_back=False,
         )
         assert d.anchor.target == "tool_result_0000"
         assert d.anchor.anchor == "agent_action_0001"

@@ -83,7 +83,7 @@ class TestMessages:
     def test_explicit_task_wins(self):
         assert trace_from_data(MESSAGES, task="T").task == "T"
 
-    def test_tool_results_matched_by_name_and_synthesized(self):
+    def test_tool_results_matched_by_name_and_orphans_keep_no_call(self):
         messages = [
             {"role": "user", "content": "go"},
             {
@@ -101,13 +101,38 @@ class TestMessages:
             "agent_action_0000",
             "tool_call_0000",
             "tool_result_0000",
-            "tool_call_0001",
             "tool_result_0001",
             "agent_action_0001",
             "final_result_0000",
         ]
         assert bundle.events[2].response == {"ok": True, "value": {"hits": 2}}
-        assert bundle.events[3].meta == {"synthesized": True}
+        orphan = bundle.events[3]
+        assert orphan.meta == {"call": "not_in_view", "tool": "clock"}
+        data = [p.source for p in orphan.parents if p.kind is EdgeKind.DATA]
+        assert data == ["agent_action_0000"]
+        assert not any(e.request == {"tool": "clock", "arguments": {}} for e in bundle.events)
+
+    def test_orphan_results_are_not_repeated_actions(self):
+        """Negative: results whose call is not in view share no invented `{}` call, so a
+        series of them fires no C2; positive: two real identical calls still do."""
+        orphans = [{"role": "user", "content": "go"}]
+        for minute in ("12:00", "12:01", "12:02"):
+            orphans += [
+                {"role": "tool", "name": "clock", "content": minute},
+                {"role": "assistant", "content": f"It is {minute}."},
+            ]
+        d = diagnose(trace_from_data(orphans))
+        assert not any(Category.C2 in n.proposed for n in d.nodes)
+        call = {"function": {"name": "clock", "arguments": '{"tz": "UTC"}'}}
+        repeated = [{"role": "user", "content": "go"}]
+        for i, minute in enumerate(("12:00", "12:01")):
+            repeated += [
+                {"role": "assistant", "content": None, "tool_calls": [{"id": f"c{i}", **call}]},
+                {"role": "tool", "tool_call_id": f"c{i}", "content": minute},
+            ]
+        repeated.append({"role": "assistant", "content": "It is 12:01."})
+        d = diagnose(trace_from_data(repeated))
+        assert Category.C2 in d.node("tool_call_0001").proposed
 
     def test_explicit_tool_errors(self):
         messages = [

@@ -106,7 +106,7 @@ class TestSubsetConstraint:
         d = diagnose(gold_c3(), judge=FakeJudgeServer(answer).judge())
         node = d.node("agent_action_0000")
         assert node.proposed and not node.confirmed and node.scores is None and node.c_f == 0
-        assert d.anchor.target == "tool_call_0000"
+        assert d.anchor.symptom == "tool_call_0000"
 
     def test_partial_confirmation_keeps_only_supporting_evidence(self):
         def answer(shown):

@@ -1,0 +1,164 @@
+"""Framework dialects: which turns of a log are agent decisions and which are framework control.
+
+Recorded bundles already say it: the adapters put a `reason` on every framework-internal LLM
+call (`speaker_selection`, `progress_ledger`, …). Imported logs do not, so the importers read
+each framework's stock phrases and give such turns the same kind of reason. Two families:
+
+- **control** reasons: bookkeeping the framework does by design (choosing the next speaker,
+  a progress ledger, a stock "no code to execute" reply, a bare `TERMINATE`). They are never
+  agent decisions: no C2 decision rule fires on them, they claim no final answer, and no
+  anchor is placed on them.
+- **decision** reasons: framework-role turns whose *content* steers the run — Magentic-One's
+  task plan and re-plan, its final answer, CrewAI's manager delegating. The paper treats the
+  orchestrator's plan as part of the trajectory an error can start in (§2.1: the Orchestrator
+  plans, delegates, tracks progress and re-plans), so these stay decisions.
+
+`classify_turn` is pure: the same speaker name and text always give the same `Turn`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+# Framework-role LLM turns whose content is a decision (see the module docstring).
+DECISION_REASONS = frozenset({"planning", "replanning", "final_answer", "manager"})
+
+# AG2's code executor reply: "exitcode: 1 (execution failed)\nCode output: …".
+_EXITCODE = re.compile(
+    r"^\s*exitcode:\s*(?P<code>-?\d+)\s*\((?P<what>[^)]*)\)\s*(?P<rest>.*)$", re.S
+)
+_CODE_OUTPUT = re.compile(r"^\s*Code output:\s?", re.I)
+# AG2's stock executor reply when the last message held no code block.
+_NO_CODE = re.compile(r"(?is)^\s*there is no code\b.{0,80}?\bto execute\b")
+_M1_TERMINAL = re.compile(
+    r"(?s)^\s*The script ran(?:, then exited with an error \(POSIX exit code: (?P<code>-?\d+)\)"
+    r"|(?: but produced no output to console| successfully))(?P<rest>.*)$"
+)
+_TERMINATE_ONLY = re.compile(r"^\s*TERMINATE\s*[.!]?\s*$")
+# Magentic-One (the Who&When naming is "Orchestrator (thought)", "Orchestrator (-> X)", …).
+_ROLE_SUFFIX = re.compile(r"^(?P<base>.*?)\s*\((?P<role>[^()]*)\)\s*$")
+_NEXT_SPEAKER = re.compile(r"^\s*Next speaker\s+\S+\s*$", re.I)
+_LEDGER = re.compile(
+    r"(?is)^\s*(?:Updated Ledger:|\{\s*\"is_request_satisfied\")|\"next_speaker\"\s*:\s*\{"
+)
+_PLAN = re.compile(
+    r"(?i)^\s*(?:Initial plan:|We are working to address the following user request)"
+)
+_REPLAN = re.compile(r"(?i)^\s*(?:New plan:|Updated plan:|Here is (?:the|an) (?:new|updated) plan)")
+# CrewAI's stock observations (crewai/translations/en.json "errors").
+_CREWAI_TOOL_ERROR = re.compile(
+    r"(?s)^\s*(?:I encountered an error while trying to use the tool\. This was the error: "
+    r"(?P<a>.*?)\.?\s*\n\s*Tool \S+ accepts these inputs|I encountered an error: (?P<b>.*)"
+    r"|(?P<c>Error: the Action Input is not a valid key, value dictionary\.)"
+    r"|(?P<d>You tried to use the tool .+?, but it doesn't exist\.))"
+)
+_CREWAI_CONTROL = (
+    (re.compile(r"^\s*I tried reusing the same input, I must stop using this action input"),
+     "crewai_repeated_usage"),
+    (re.compile(r"^\s*Now it's time you MUST give your absolute best final answer"),
+     "crewai_force_final_answer"),
+)  # fmt: skip
+
+
+class TurnKind(StrEnum):
+    DECISION = "decision"  # an agent's own output (possibly with a decision reason)
+    CONTROL = "control"  # framework bookkeeping (reason says which)
+    EXEC_RESULT = "exec_result"  # a code executor's or tool's observation
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """What one message of a log is, in the framework's own terms."""
+
+    kind: TurnKind
+    agent: str | None
+    reason: str | None = None
+    failed: bool = False
+    exit_code: int | None = None
+    output: str = ""  # an observation's text (code output, error message)
+    error_type: str | None = None
+
+
+def is_control(reason: str | None) -> bool:
+    """A framework-internal turn (it has a reason, and not one of DECISION_REASONS)."""
+    return reason is not None and reason not in DECISION_REASONS
+
+
+def base_agent(name: str | None) -> str | None:
+    """The agent behind a display name: "Orchestrator (-> WebSurfer)" → "Orchestrator"."""
+    if name is None:
+        return None
+    match = _ROLE_SUFFIX.match(name)
+    return match.group("base").strip() if match and match.group("base").strip() else name.strip()
+
+
+def classify_turn(name: str | None, text: str) -> Turn:
+    """Classify one agent message by its speaker's display name and its text. (CrewAI's
+    stock tool-error observations are read where observations are: `crewai_tool_error`.)"""
+    agent = base_agent(name)
+    role = _ROLE_SUFFIX.match(name or "")
+    role_text = role.group("role").strip().lower() if role else ""
+    exec_result = exec_observation(text)
+    if exec_result is not None:
+        return Turn(TurnKind.EXEC_RESULT, agent, **exec_result)
+    if _NO_CODE.match(text):
+        return Turn(TurnKind.CONTROL, agent, "no_code_to_execute")
+    if _TERMINATE_ONLY.match(text):
+        return Turn(TurnKind.CONTROL, agent, "termination")
+    for pattern, reason in _CREWAI_CONTROL:
+        if pattern.match(text):
+            return Turn(TurnKind.CONTROL, agent, reason)
+    if _NEXT_SPEAKER.match(text):
+        return Turn(TurnKind.CONTROL, agent, "speaker_selection")
+    if _LEDGER.search(text[:400]):
+        return Turn(TurnKind.CONTROL, agent, "progress_ledger")
+    if role_text == "termination condition":
+        return Turn(TurnKind.CONTROL, agent, "termination")
+    if _PLAN.match(text):
+        return Turn(TurnKind.DECISION, agent, "planning")
+    if _REPLAN.match(text):
+        return Turn(TurnKind.DECISION, agent, "replanning")
+    if role_text == "final answer":
+        return Turn(TurnKind.DECISION, agent, "final_answer")
+    return Turn(TurnKind.DECISION, agent)
+
+
+def exec_observation(text: str) -> dict[str, object] | None:
+    """A code executor's reply (AG2's "exitcode: …", Magentic-One's ComputerTerminal) as
+    failed, exit_code, output and error_type; None for any other text."""
+    match = _EXITCODE.match(text)
+    if match is not None:
+        code = int(match.group("code"))
+        output = _CODE_OUTPUT.sub("", match.group("rest").strip(), count=1)
+        failed = code != 0 or "fail" in match.group("what").lower()
+    else:
+        match = _M1_TERMINAL.match(text)
+        if match is None:
+            return None
+        code = int(match.group("code") or 0)
+        output = (match.group("rest") or "").strip()
+        failed = code != 0
+    return {
+        "failed": failed,
+        "exit_code": code,
+        "output": output,
+        "error_type": _last_exception(output) if failed else None,
+    }
+
+
+def crewai_tool_error(text: str) -> str | None:
+    """The error inside one of CrewAI's stock tool-failure observations, or None."""
+    match = _CREWAI_TOOL_ERROR.match(text)
+    if match is None:
+        return None
+    return next(g for g in match.groups() if g is not None).strip()
+
+
+_EXCEPTION_LINE = re.compile(r"(?m)^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Timeout|Exit))\b")
+
+
+def _last_exception(output: str) -> str:
+    found = _EXCEPTION_LINE.findall(output)
+    return found[-1].rpartition(".")[2] if found else "ExecutionFailed"
