@@ -26,7 +26,7 @@ from symtrace.localllm.chat_format import DEFAULT_MAX_TOKENS, FORMAT_NAME
 from symtrace.localllm.errors import LocalLLMStartError
 from symtrace.localllm.serve import STATS_PATH
 from symtrace.localllm.weights import require_runtime, resolve_model_path
-from symtrace.stub.server import check_loopback
+from symtrace.stub.server import StubLLM, check_loopback
 
 MODEL_ALIAS = "smollm2-135m"
 STDERR_TAIL_LINES = 40
@@ -225,15 +225,9 @@ class LocalLLM:
             raise RuntimeError("LocalLLM is not started")
         return self._port
 
-    @property
-    def root_url(self) -> str:
-        host = f"[{self.host.strip('[]')}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
-
-    @property
-    def url(self) -> str:
-        """Base URL for OpenAI clients (``http://host:port/v1``)."""
-        return f"{self.root_url}/v1"
+    # Addressed exactly like the stub (both need only ``host`` and ``port``).
+    root_url = StubLLM.root_url  # ``http://host:port``
+    url = StubLLM.url  # base URL for OpenAI clients, ``http://host:port/v1``
 
     def env(self) -> dict[str, str]:
         """Environment variables that point an OpenAI SDK at this server."""
