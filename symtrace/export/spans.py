@@ -24,6 +24,7 @@ import orjson
 
 from symtrace._version import __version__
 from symtrace.bundle.reader import Bundle
+from symtrace.diagnosis.view import parse_json
 from symtrace.events import EdgeKind, Event, EventType
 
 AttrValue = str | bool | int | float | Sequence[str]
@@ -118,7 +119,7 @@ def plan_trace(
         root_id, None, f"invoke_workflow {name}", "internal", start_ns,
         max((s.end_ns for s in spans), default=start_ns + STEP_NS),
         {**common, "gen_ai.operation.name": "invoke_workflow", "gen_ai.provider.name": PROVIDER,
-         "symtrace.bundle.kind": str(bundle.manifest.get("kind")),
+         "gen_ai.workflow.name": name, "symtrace.bundle.kind": str(bundle.manifest.get("kind")),
          "symtrace.outcome": str(outcome.get("status"))},
         error=f"run ended {outcome.get('status')} (exit {outcome.get('exit_code')})"
         if failed else None,
@@ -368,14 +369,8 @@ def _call_parts(calls: Any) -> list[dict[str, Any]]:
     for call in calls if isinstance(calls, list) else []:
         function = call.get("function") if isinstance(call, dict) else None
         if isinstance(function, dict):
-            arguments = function.get("arguments")
-            if isinstance(arguments, str):
-                try:
-                    arguments = orjson.loads(arguments)
-                except orjson.JSONDecodeError:
-                    pass
-            parts.append({"type": "tool_call", "id": call.get("id"),
-                          "name": function.get("name"), "arguments": arguments})
+            parts.append({"type": "tool_call", "id": call.get("id"), "name": function.get("name"),
+                          "arguments": parse_json(function.get("arguments"))})
     return parts
 
 
