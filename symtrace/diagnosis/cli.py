@@ -20,7 +20,8 @@ from typing import Any
 from rich.console import Console
 
 from symtrace.diagnosis.anchors import AnchorPolicy
-from symtrace.diagnosis.errors import DiagnosisConfigError, DiagnosisError
+from symtrace.diagnosis.errors import DiagnosisConfigError, DiagnosisError, NoEligibleAnchor
+from symtrace.diagnosis.evaluate import evaluate, load_labels, render_report
 from symtrace.diagnosis.importers import ImportFormat, load_source
 from symtrace.diagnosis.judge import OpenAIJudge
 from symtrace.diagnosis.pipeline import diagnose
@@ -39,9 +40,20 @@ def add_parsers(subparsers: Any) -> None:
         description="Run the Table 10 rules over every completed node in observed order, score "
         "each triggered node (equations 21–34) and name the first eligible anchor. BUNDLE is "
         "a bundle directory or a log file (chat messages or an OpenAI request/response log), "
-        "which is imported as an analysis-only trace.",
+        "which is imported as an analysis-only trace. Exits 92 when no node is eligible. "
+        "With --eval LABELS, diagnoses every labelled trace and reports how often the anchor "
+        "finds the labelled mistake step and agent, next to random/first/last baselines.",
     )
-    d.add_argument("bundle", metavar="BUNDLE")
+    d.add_argument("bundle", metavar="BUNDLE", nargs="?")
+    d.add_argument(
+        "--eval",
+        dest="eval_labels",
+        metavar="LABELS",
+        help="JSON/JSONL of {trace, mistake_step|mistake_event, mistake_agent}: score the anchor",
+    )
+    d.add_argument(
+        "--seed", type=int, default=0, help="seed of the random baseline draw (--eval; default 0)"
+    )
     d.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
     d.add_argument("--explain", metavar="NODE", help="show the full feature breakdown of NODE")
     d.add_argument(
@@ -195,6 +207,10 @@ def _judge_session(args: argparse.Namespace, judge: OpenAIJudge | None) -> Itera
 
 
 def run_diagnose(args: argparse.Namespace) -> int:
+    if args.eval_labels:
+        return run_eval(args)
+    if not args.bundle:
+        raise DiagnosisConfigError("diagnose needs BUNDLE (or --eval LABELS)")
     source = load_source(args.bundle, fmt=args.import_format, task=args.task)
     judge = _judge(args)
     with _judge_session(args, judge):
@@ -212,12 +228,42 @@ def run_diagnose(args: argparse.Namespace) -> int:
     if args.json:
         data = result.node(args.explain).to_json() if args.explain else result.to_json()
         sys.stdout.write(to_json_bytes(data).decode())
-        return 0
-    console = _console()
-    if args.explain:
-        console.print(explain(result, args.explain))
     else:
-        render_table(result, console)
+        console = _console()
+        if args.explain:
+            console.print(explain(result, args.explain))
+        else:
+            render_table(result, console)
+    if result.anchor is None and not args.explain:
+        # The diagnosis is printed in full; the exit code says Algorithm 4 found nowhere to
+        # intervene, as `repair` does (NoEligibleAnchor).
+        sys.stderr.write(f"{result.source}: no eligible anchor: no intervention\n")
+        return NoEligibleAnchor.exit_code
+    return 0
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    if args.bundle or args.explain:
+        raise DiagnosisConfigError("--eval LABELS takes no BUNDLE and no --explain")
+    labels = load_labels(args.eval_labels)
+    rules, config, judge = _rules(args), _config(args), _judge(args)
+    with _judge_session(args, judge):
+        try:
+            report = evaluate(
+                labels,
+                lambda bundle: diagnose(
+                    bundle, rules=rules, config=config, judge=judge, trace_back=args.trace_back
+                ),
+                seed=args.seed,
+                name=args.eval_labels,
+            )
+        finally:
+            if judge is not None:
+                judge.close()
+    if args.json:
+        sys.stdout.write(to_json_bytes(report.to_json()).decode())
+    else:
+        sys.stdout.write(render_report(report))
     return 0
 
 

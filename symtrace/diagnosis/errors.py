@@ -4,6 +4,7 @@
     ├── DiagnosisError
     │   ├── DiagnosisConfigError  (also ValueError) — bad coefficients, rule ids or options
     │   ├── TraceImportError      (also ValueError) — a log file cannot be turned into a trace
+    │   ├── LabelsError           (also ValueError) — a --eval labels file is unusable
     │   ├── TemplateError         (also ValueError) — a prompt template file is unusable
     │   ├── JudgeError            (also RuntimeError) — the semantic judge failed or answered badly
     │   └── RepairUnavailable     (also RuntimeError) — selective replay is not available
@@ -32,6 +33,12 @@ class TraceImportError(DiagnosisError, ValueError):
     """An existing log cannot be converted into an analysis-only trace; says where and why."""
 
     exit_code = EXIT_BUNDLE
+
+
+class LabelsError(DiagnosisError, ValueError):
+    """A labels file for `diagnose --eval` is unreadable or an entry is malformed."""
+
+    exit_code = EXIT_USAGE
 
 
 class TemplateError(DiagnosisError, ValueError):
