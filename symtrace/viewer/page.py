@@ -75,9 +75,9 @@ def _header(info: dict[str, Any]) -> str:
     counts = ", ".join(f"{n} {t}" for t, n in sorted(info["counts"].items()))
     parts = [
         f"<header><h1>{escape(info['name'])}</h1><p class=\"facts\">"
-        f"{escape(str(info['kind']))} · {state} · outcome "
-        f"{escape(str(outcome.get('status')))} (exit {escape(str(outcome.get('exit_code')))})"
-        f" · {escape(counts)} · <code>{escape(info['digest'])}</code></p>"
+        f"{escape(str(info['kind']))} · {state} · outcome {escape(str(outcome.get('status')))}"
+        + (f" (exit {outcome['exit_code']})" if isinstance(outcome.get("exit_code"), int) else "")
+        + f" · {escape(counts)} · <code>{escape(info['digest'])}</code></p>"
     ]
     if info.get("task"):
         parts.append(f'<p class="task"><b>Task</b> {escape(info["task"])}</p>')
@@ -132,10 +132,14 @@ def _diagnosis(diag: dict[str, Any]) -> str:
             f"<td>{escape(' '.join(node['proposed']))}</td><td>{node['score']:.3f}</td>"
             f"<td>{'yes' if node['eligible'] else 'no'}</td><td>{escape(notes)}</td></tr>"
         )
+    if not rows:
+        return head + anchor + "<p>No rule fired on any node.</p></section>"
+    opened = " open" if len(rows) <= 10 else ""  # a long table would bury the event list
     table = (
-        "<table><thead><tr><th>node</th><th>confirmed</th><th>proposed</th><th>c_f</th>"
-        "<th>eligible</th><th>evidence</th></tr></thead><tbody>" + "".join(rows)
-        + "</tbody></table>" if rows else "<p>No rule fired on any node.</p>"
+        f"<details{opened}><summary>{len(rows)} nodes with rule evidence</summary>"
+        '<div class="scroll short"><table><thead><tr><th>node</th><th>confirmed</th>'
+        "<th>proposed</th><th>c_f</th><th>eligible</th><th>evidence</th></tr></thead><tbody>"
+        + "".join(rows) + "</tbody></table></div></details>"
     )
     return head + anchor + table + "</section>"
 

@@ -130,7 +130,10 @@
     }
     box.appendChild(payloadBlock("request", e.request));
     box.appendChild(payloadBlock("response", e.response));
-    if (Object.keys(e.meta).length) box.appendChild(payloadBlock("meta", { text: JSON.stringify(e.meta, null, 2), length: 0 }));
+    if (Object.keys(e.meta).length) {
+      var meta = JSON.stringify(e.meta, null, 2);
+      box.appendChild(payloadBlock("meta", { text: meta, length: meta.length }));
+    }
   }
 
   function select(id, updateHash) {
