@@ -18,7 +18,7 @@ from typing import Any
 
 from symtrace.hashing import digest_bytes
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.\[\]\-]")
 
 
 def safe_name(name: str) -> str:

@@ -9,6 +9,7 @@ even when the program swallowed the ConnectionRefusedError (frameworks retry and
 
 from __future__ import annotations
 
+import errno
 import socket
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -46,7 +47,7 @@ def blocked_network(allow_hosts: Iterable[str] = ()) -> Iterator[list[str]]:
         _active = True
         originals = {name: getattr(socket.socket, name) for name in ("connect", "connect_ex")}
         for name, original in originals.items():
-            setattr(socket.socket, name, _guarded(original, allowed, attempts))
+            setattr(socket.socket, name, _guarded(original, allowed, attempts, name))
     try:
         yield attempts
     finally:
@@ -57,7 +58,7 @@ def blocked_network(allow_hosts: Iterable[str] = ()) -> Iterator[list[str]]:
 
 
 def _guarded(
-    original: Callable[..., Any], allowed: frozenset[str], attempts: list[str]
+    original: Callable[..., Any], allowed: frozenset[str], attempts: list[str], name: str
 ) -> Callable[..., Any]:
     def connect(self: socket.socket, address: Any, *args: Any) -> Any:
         if self.family in (socket.AF_INET, socket.AF_INET6) and isinstance(address, tuple):
@@ -65,6 +66,8 @@ def _guarded(
             if host not in allowed:
                 where = f"{host}:{address[1]}"
                 attempts.append(where)
+                if name == "connect_ex":  # reports errors as a number, never raises
+                    return errno.ECONNREFUSED
                 raise NetworkBlocked(
                     f"symtrace replay blocked a network connection to {where}: a replayed "
                     "test is served from its bundle only"

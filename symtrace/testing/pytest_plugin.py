@@ -156,19 +156,21 @@ def _names(value: Any, key: str) -> tuple[str, ...]:
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Decide record/replay before fixtures run (bad marker arguments are setup errors)."""
+    from symtrace.errors import SymtraceError
+    from symtrace.testing.recording import fail
+
     try:
         spec = _marker_spec(item)
-    except ValueError as exc:
-        pytest.fail(f"symtrace: {exc}", pytrace=False)
+    except (ValueError, SymtraceError) as exc:
+        fail(f"symtrace: {type(exc).__name__}: {exc}")
     if spec is None:
         return
     seen = item.config.stash[_SEEN]
     owner = seen.setdefault(spec.path, item.nodeid)
     if owner != item.nodeid:
-        pytest.fail(
+        fail(
             f"symtrace: {item.nodeid} and {owner} both use the bundle {spec.path}; "
-            "give one of them its own bundle= name",
-            pytrace=False,
+            "give one of them its own bundle= name"
         )
     item.stash[_SPEC] = spec
 

@@ -28,7 +28,7 @@ import pytest
 import symtrace
 from symtrace.bundle.format import MANIFEST
 from symtrace.divergence import DivergenceReport
-from symtrace.errors import ReplayDivergence
+from symtrace.errors import BundleError, ReplayDivergence, SymtraceError
 from symtrace.testing.modes import Action, RecordMode
 from symtrace.testing.netblock import blocked_network
 
@@ -70,12 +70,12 @@ def bundled_call(spec: TestBundle, properties: list[tuple[str, object]]) -> Iter
     properties.append(("symtrace_action", spec.action.value))
     if spec.action is Action.MISSING:
         fail(missing_message(spec))
-    if spec.action is Action.RECORD:
-        with _recording(spec):
+    run = _recording(spec) if spec.action is Action.RECORD else _replaying(spec, properties)
+    try:
+        with run:
             yield
-    else:
-        with _replaying(spec, properties):
-            yield
+    except SymtraceError as exc:  # bad bundle, unknown adapter, redaction: symtrace's words
+        fail(error_message(spec, exc))
 
 
 # -- record ------------------------------------------------------------------------------------
@@ -186,6 +186,16 @@ def blocked_message(spec: TestBundle, attempts: Sequence[str], exc: BaseExceptio
     ]
     if exc is not None:
         lines.append(f"  the test then raised {type(exc).__name__}: {_first_line(exc)}")
+    return "\n".join(lines)
+
+
+def error_message(spec: TestBundle, exc: SymtraceError) -> str:
+    lines = [f"symtrace: {spec.action.value} failed: {type(exc).__name__}: {exc}", _header(spec)]
+    if isinstance(exc, BundleError):
+        lines.append(
+            "  a bad bundle is never re-recorded silently; fix or delete it, or "
+            + spec.rerecord_hint()
+        )
     return "\n".join(lines)
 
 

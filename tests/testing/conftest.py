@@ -1,9 +1,14 @@
-"""The plugin tests run inner pytest sessions with pytester (in-process, so AG2 is imported
-once for the whole module). `CI` is controlled per test: the default mode depends on it."""
+"""The plugin tests run inner pytest sessions with pytester, in-process. pytester drops the
+modules an inner run imported when it ends, so what the inner tests import (the openai SDK,
+symtrace's record/replay) is imported here once, before any inner run, and stays.
+`CI` is controlled per test: the default mode depends on it."""
 
 from __future__ import annotations
 
+import openai  # noqa: F401 - kept in sys.modules across inner runs (see above)
 import pytest
+
+import symtrace.testing.recording  # noqa: F401 - same
 
 pytest_plugins = ["pytester"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("autogen")
+pytest.importorskip("autogen")  # imported once here; inner runs reuse it
 
 INNER = '''
 import json
