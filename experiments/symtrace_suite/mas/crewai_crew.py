@@ -56,8 +56,8 @@ def build(run: Run) -> Crew:
     report = Task(
         name="report",
         description=f"Report the final answer to this request: {run.prompt}\n"
-        "Reply with one line `FINAL ANSWER: <the JSON answer>`.",
-        expected_output="One FINAL ANSWER line.",
+        "Reply with the JSON answer only.",
+        expected_output="The JSON answer.",
         agent=reporter,
         context=[research],
     )

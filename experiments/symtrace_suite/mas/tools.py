@@ -103,7 +103,7 @@ def wiki_search(query: str) -> dict[str, Any]:
     return _call("wiki", "GET", "/search", params={"q": query})
 
 
-def wiki_get_page(slug: str) -> dict[str, Any]:
+def wiki_article(slug: str) -> dict[str, Any]:
     """A wiki page by slug: title, category, coordinates (lat, lon) and facts."""
     return _call("wiki", "GET", f"/pages/{_seg(slug)}")
 
@@ -132,7 +132,7 @@ TOOLS = (
     shop_update_order_status,
     shop_refund_order,
     wiki_search,
-    wiki_get_page,
+    wiki_article,
     route_travel,
     route_nearest,
 )

@@ -118,17 +118,16 @@ def _talk(body: dict[str, Any], task: Task | None, g: Guidance) -> str:
             "3. FACTS TO DERIVE\n- The structured answer.\n4. EDUCATED GUESSES\n- None yet."
         )
     if "devise a short bullet-point plan" in last or "root cause of the failure" in last:
-        return f"- assistant: call {steps}, then reply with the FINAL ANSWER as JSON."
+        return f"- assistant: call {steps}, then report the result in the requested JSON format."
     if "Please rewrite the following fact sheet" in last:
         return "UPDATED FACTS: the assistant's tool results so far are the verified facts."
     if "Recall we are working on the following request" in last:
         return _ledger(body, last, g)
-    final = _relayed_answer(body)
-    if "provide the final answer to the original request" in last:
-        return f"FINAL ANSWER: {final}" if final else "FINAL ANSWER: unknown"
     if "planner" in rq.system_text(body).lower():
         return f"PLAN: gather the data with {steps}; answer in the requested JSON format."
-    return f"FINAL ANSWER: {final}" if final else "FINAL ANSWER: unknown"
+    # Relays (Magentic-One's final answer, the CrewAI reporter) restate the worker's answer
+    # bare: a second "FINAL ANSWER" would read as a repeated final (C2) in every clean run.
+    return _relayed_answer(body) or "unknown"
 
 
 def _relayed_answer(body: dict[str, Any]) -> str | None:
@@ -146,7 +145,7 @@ def _ledger(body: dict[str, Any], last: str, g: Guidance) -> str:
     names = last.split("(select from:", 1)[-1].split(")", 1)[0].strip() or "assistant"
     speaker = names.split(",")[0].strip()
     done = _relayed_answer(body) is not None
-    instruction = "Solve the request with your tools and reply with the FINAL ANSWER as JSON."
+    instruction = "Solve the request with your tools and report the answer as JSON."
     if g.kind in ("suspicious", "generic"):
         instruction += " " + rq.last_user_text(body).strip().splitlines()[0]
     entry = {
@@ -396,5 +395,5 @@ def _calls(calls: list[tuple[str, dict[str, Any]]]) -> Reply:
 def _final_text(note: str | None, payload: str | None) -> Reply:
     lines = [note] if note else []
     lines.append(f"FINAL ANSWER: {payload if payload is not None else 'unknown'}")
-    lines.append("TERMINATE")
-    return Reply(content="\n".join(lines))
+    # A blank line ends the claimed output for the diagnosis view: TERMINATE is not part of it.
+    return Reply(content="\n".join(lines) + "\n\nTERMINATE")

@@ -1,0 +1,104 @@
+"""Drive the policy through a task without a framework: a minimal tool-calling loop.
+
+For calibrating `skill` and for tests: it sends the same kind of chat-completions bodies a
+framework sends (system + user prompt, assistant tool calls, `tool` messages), runs the
+suite's real tool functions against the services, and stops at the first text reply.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from symtrace_suite.mas import tools as suite_tools
+from symtrace_suite.mas.common import ANSWER_INSTRUCTION, final_value
+from symtrace_suite.policy import SuitePolicy
+from symtrace_suite.tasks import Task
+
+_SCHEMAS: list[dict[str, Any]] | None = None
+
+
+def tool_schemas() -> list[dict[str, Any]]:
+    """OpenAI tool definitions of the suite's tools (names and parameters; types loosely)."""
+    global _SCHEMAS
+    if _SCHEMAS is None:
+        import inspect
+
+        out = []
+        for fn in suite_tools.TOOLS:
+            params = inspect.signature(fn).parameters
+            props = {
+                n: {"type": "number" if p.annotation in ("float", float) else "string"}
+                for n, p in params.items()
+            }
+            required = [n for n, p in params.items() if p.default is inspect.Parameter.empty]
+            out.append(
+                {
+                    "type": "function",
+                    "function": {
+                        "name": fn.__name__,
+                        "description": fn.__doc__ or "",
+                        "parameters": {"type": "object", "properties": props, "required": required},
+                    },
+                }
+            )
+        _SCHEMAS = out
+    return _SCHEMAS
+
+
+def run_task(
+    policy: SuitePolicy,
+    task: Task,
+    urls: Mapping[str, str],
+    *,
+    prompt: str | None = None,
+    max_steps: int = 16,
+) -> tuple[Any, list[dict[str, Any]]]:
+    """(answer, messages) of one run; tools hit the services at *urls*."""
+    fns = {fn.__name__: fn for fn in suite_tools.TOOLS}
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": f"You are the assistant. {ANSWER_INSTRUCTION}"},
+        {"role": "user", "content": prompt or task.prompt},
+    ]
+    previous = os.environ.get(suite_tools.URLS_ENV)
+    os.environ[suite_tools.URLS_ENV] = json.dumps(dict(urls))
+    try:
+        for step in range(max_steps):
+            body = {
+                "model": "gpt-4o-mini",
+                "messages": messages,
+                "tools": tool_schemas(),
+                "temperature": 0,
+            }
+            reply = policy.respond(body, step)
+            if not reply.tool_calls:
+                messages.append({"role": "assistant", "content": reply.content})
+                return final_value(reply.content or ""), messages
+            calls = [
+                {
+                    "id": f"call_{step}_{i}",
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
+                for i, c in enumerate(reply.tool_calls)
+            ]
+            messages.append({"role": "assistant", "content": None, "tool_calls": calls})
+            for call, tc in zip(calls, reply.tool_calls, strict=True):
+                result = fns[tc.name](**json.loads(tc.arguments))
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": call["id"],
+                        "content": orjson.dumps(result).decode(),
+                    }
+                )
+        return None, messages
+    finally:
+        if previous is None:
+            os.environ.pop(suite_tools.URLS_ENV, None)
+        else:
+            os.environ[suite_tools.URLS_ENV] = previous
