@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from symtrace.adapter import Hook, PatchingAdapter
 from symtrace_crewai import _hooks as h
+from symtrace_crewai._refusals import UnsupportedConstruct
 
 CREW = "crewai.crew:Crew"
 AGENT = "crewai.agent.core:Agent"
@@ -20,6 +21,7 @@ TASK = "crewai.task:Task"
 BASE_TOOL = "crewai.tools.base_tool:BaseTool"
 TOOL = "crewai.tools.base_tool:Tool"
 STRUCTURED_TOOL = "crewai.tools.structured_tool:CrewStructuredTool"
+FLOW = "crewai.flow.runtime:Flow"
 
 
 class CrewAIAdapter(PatchingAdapter):
@@ -39,6 +41,8 @@ class CrewAIAdapter(PatchingAdapter):
             Hook(f"{AGENT}.execute_task", h.scoped(h.executing_agent),
                  "attribute a task's LLM calls to the agent (role, lane); manager: reason"),
             Hook(f"{AGENT}.aexecute_task", h.scoped(h.executing_agent), "async twin"),
+            Hook(f"{FLOW}._execute_method", h.flow_method,
+                 "each Flow step on lane '<Flow>.<method>'; its crews' agents under it"),
             Hook(f"{AGENT}.kickoff", agent_run,
                  "standalone Agent.kickoff: attribution, final result"),
             Hook(f"{AGENT}.kickoff_async", agent_run, "async twin (akickoff delegates here)"),
@@ -74,9 +78,13 @@ class CrewAIAdapter(PatchingAdapter):
             # side channel and final output
             Hook("crewai.utilities.prompts:Prompts._build_date_block", h.date_block,
                  "inject_date: record the rendered date, serve it on replay"),
-            Hook(f"{CREW}.kickoff", h.declaring_final, "declare the crew output as final result"),
-            Hook(f"{CREW}.akickoff", h.declaring_final, "async twin (kickoff_async uses kickoff)"),
+            Hook(f"{CREW}.kickoff", h.chain(h.declaring_final, h.refusing_unsupported),
+                 "refuse unreplayable crews; declare the crew output as final result"),
+            Hook(f"{CREW}.akickoff", h.chain(h.declaring_final, h.refusing_unsupported),
+                 "async twin (kickoff_async uses kickoff)"),
+            Hook(f"{FLOW}.kickoff_async", h.declaring_flow_final,
+                 "declare a Flow's output as final result (kickoff/akickoff end here)"),
         )
 
 
-__all__ = ["CrewAIAdapter"]
+__all__ = ["CrewAIAdapter", "UnsupportedConstruct"]

@@ -1,6 +1,7 @@
 """Who makes a call: CrewAI agents become symtrace agents, lanes and reasons.
 
-Every agent works on its own strict lane, named by its role. Three refinements:
+Every agent works on its own strict lane, named by its role; a second agent with the same
+role in one crew works on `f"{role}#2"`, and so on (see `lane_of`). Three refinements:
 
 * a native tool call runs on the lane `f"{agent lane}/tool#{index}"`, `index` being its
   position in the LLM response, because CrewAI runs the calls of one response in parallel on
@@ -27,6 +28,7 @@ from symtrace import context
 _delegated: ContextVar[bool] = ContextVar("symtrace_crewai_delegated", default=False)
 _native_call_id: ContextVar[str | None] = ContextVar("symtrace_crewai_call_id", default=None)
 _in_tool: ContextVar[bool] = ContextVar("symtrace_crewai_in_tool", default=False)
+_flow_step: ContextVar[str | None] = ContextVar("symtrace_crewai_flow_step", default=None)
 
 MANAGER = "manager"
 
@@ -35,6 +37,37 @@ def role_of(agent: Any) -> str:
     """The name an agent is known by in a crew (its role), or its class name."""
     role = getattr(agent, "role", None)
     return role if isinstance(role, str) and role else type(agent).__name__
+
+
+def lane_of(agent: Any) -> str:
+    """The agent's strict lane: its role, or `f"{role}#{n}"` for the n-th same-role agent.
+
+    Two agent objects with one role (a factory building one researcher per async task) are
+    two sequential actors: sharing a lane would make their concurrent calls a spurious
+    reordering. The ordinal is the agent's place among its crew's same-role agents (crew
+    agents, then task agents, then the manager), fixed by how the program builds the crew,
+    never by which thread runs first. Outside a crew the role alone is the lane. Inside a
+    Flow step the lane is prefixed with the step (`flow_step`), since steps run concurrently.
+    """
+    role = lane = role_of(agent)
+    crew = getattr(agent, "crew", None)
+    if crew is not None and not isinstance(crew, str):
+        same_role = [a for a in _crew_members(crew) if role_of(a) == role]
+        ordinal = next((i for i, member in enumerate(same_role) if member is agent), 0)
+        lane = role if ordinal == 0 else f"{role}#{ordinal + 1}"
+    step = _flow_step.get()
+    return lane if step is None else f"{step}/{lane}"
+
+
+def _crew_members(crew: Any) -> list[Any]:
+    members: list[Any] = []
+    candidates = [*(getattr(crew, "agents", None) or ()),
+                  *(getattr(task, "agent", None) for task in getattr(crew, "tasks", None) or ()),
+                  getattr(crew, "manager_agent", None)]
+    for agent in candidates:
+        if agent is not None and not any(agent is known for known in members):
+            members.append(agent)
+    return members
 
 
 def is_manager(agent: Any) -> bool:
@@ -52,7 +85,7 @@ def agent_scope(agent: Any, *, reason: str | None = None) -> Iterator[None]:
     """
     current = context.current()
     delegated = _delegated.get()
-    lane = current.lane if delegated else role_of(agent)
+    lane = current.lane if delegated else lane_of(agent)
     if reason is None and not delegated:
         reason = current.reason
     token = _delegated.set(False)
@@ -61,6 +94,23 @@ def agent_scope(agent: Any, *, reason: str | None = None) -> Iterator[None]:
             yield
     finally:
         _delegated.reset(token)
+
+
+@contextmanager
+def flow_step(flow: Any, method_name: str) -> Iterator[None]:
+    """One step of a user Flow: its own strict lane `f"{Flow class}.{method}"`.
+
+    CrewAI runs the listeners of one trigger concurrently, so each step is a sequential actor
+    of its own: LLM calls made in the step body go on the step's lane, and agents of crews
+    started in it work on `f"{step lane}/{agent lane}"`.
+    """
+    lane = f"{type(flow).__name__}.{method_name}"
+    token = _flow_step.set(lane)
+    try:
+        with context.agent(type(flow).__name__, lane=lane):
+            yield
+    finally:
+        _flow_step.reset(token)
 
 
 @contextmanager

@@ -19,10 +19,11 @@ from symtrace.api import final_result
 from symtrace.errors import AdapterError
 from symtrace.session import active
 from symtrace.tools import call_tool
-from symtrace_crewai import _tools
+from symtrace_crewai import _refusals, _tools
 from symtrace_crewai._attribution import (
     MANAGER,
     agent_scope,
+    flow_step,
     is_manager,
     native_tool_lane,
     reason_scope,
@@ -229,6 +230,65 @@ def _as_agent(agent: Any, reason: str) -> AbstractContextManager[None]:
     if context.current().agent == role_of(agent):
         return reason_scope(reason)
     return agent_scope(agent, reason=reason)
+
+
+# -- refusals ------------------------------------------------------------------------------------
+def refusing_unsupported(original: Original) -> Original:
+    """Crew.kickoff / akickoff: refuse what cannot be replayed before any task runs."""
+    if inspect.iscoroutinefunction(original):
+
+        @functools.wraps(original)
+        async def async_wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if active() is not None:
+                _refusals.check_crew(self)
+            return await original(self, *args, **kwargs)
+
+        return async_wrapper
+
+    @functools.wraps(original)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if active() is not None:
+            _refusals.check_crew(self)
+        return original(self, *args, **kwargs)
+
+    return wrapper
+
+
+# -- flows ---------------------------------------------------------------------------------------
+def is_user_flow(flow: Any) -> bool:
+    """CrewAI's own AgentExecutor is a Flow too: only the program's flows are steps/results."""
+    from crewai.agents.agent_executor import AgentExecutor
+
+    return not isinstance(flow, AgentExecutor)
+
+
+def flow_method(original: Original) -> Original:
+    """Flow._execute_method(method_name, method, ...): each user step on its own lane."""
+
+    @functools.wraps(original)
+    async def wrapper(self: Any, method_name: Any, *args: Any, **kwargs: Any) -> Any:
+        if active() is None or not is_user_flow(self):
+            return await original(self, method_name, *args, **kwargs)
+        with flow_step(self, str(method_name)):
+            return await original(self, method_name, *args, **kwargs)
+
+    return wrapper
+
+
+def declaring_flow_final(original: Original) -> Original:
+    """Flow.kickoff_async (kickoff and akickoff end here): the flow's output is the result."""
+
+    @functools.wraps(original)
+    async def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = await original(self, *args, **kwargs)
+        if active() is not None and is_user_flow(self):
+            if isinstance(result, str):
+                final_result(result)
+            else:
+                declare_final(result)
+        return result
+
+    return wrapper
 
 
 # -- the run's final output ----------------------------------------------------------------------

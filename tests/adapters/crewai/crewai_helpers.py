@@ -79,13 +79,16 @@ class Run:
 
 
 def run_example(name: str, edit: Callable[[Any], None] | None = None) -> Run:
-    """Build the example's crew (optionally *edit* it), kick it off, keep its transcript."""
+    """Build the example's crew or flow (optionally *edit* it), kick it off, keep its
+    transcript (a flow's: its state, without the random state id, then its output's)."""
     module = load_example(name)
-    crew = module.build_crew()
+    runnable = module.build_flow() if hasattr(module, "build_flow") else module.build_crew()
     if edit is not None:
-        edit(crew)
-    output = crew.kickoff()
-    return Run(output, [*common().transcript(output), f"FINAL: {output.raw}"])
+        edit(runnable)
+    output = runnable.kickoff()
+    state = runnable.state if hasattr(module, "build_flow") else {}
+    lines = [f"state {key}: {state[key]}" for key in sorted(state) if key != "id"]
+    return Run(output, [*lines, *common().transcript(output), f"FINAL: {output.raw}"])
 
 
 @dataclass
