@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from symtrace.bundle import Bundle
+from symtrace.viewer.model import page_model
 from symtrace.viewer.page import render_page
 from symtrace.viewer.timeline import COLORS
 
@@ -44,15 +45,24 @@ def xss_result(bundle: Bundle) -> str:
                 if isinstance(e.response, dict) and "onerror" in str(e.response.get("value")))
 
 
+def dump(page: Path, fragment: str) -> str:
+    done = chromium("--dump-dom", f"{page.as_uri()}#{fragment}")
+    dom = done.stdout.decode()
+    assert done.returncode == 0 and "<body" in dom, done.stderr.decode()[-2000:]
+    return dom
+
+
 def test_script_renders_the_list_and_details_and_runs_no_injected_code(
     page: Path, big_bundle: Bundle
 ) -> None:
     target = xss_result(big_bundle)
-    done = chromium("--dump-dom", f"{page.as_uri()}#ev={target}")
-    dom = done.stdout.decode()
-    assert done.returncode == 0 and "<body" in dom, done.stderr.decode()[-2000:]
-    rows = re.findall(r'<li class="ev-row t-(\w+)', dom)
-    assert len(rows) == 50  # one page of the paginated list
+    lane = big_bundle.event(target).lane
+    dom = dump(page, f"lane={lane}&ev={target}")
+    rows = re.findall(r'<li class="ev-row t-\w+[^"]*" data-id="([^"]+)"', dom)
+    in_lane = [e for e in big_bundle.events if e.lane == lane]
+    assert len(in_lane) > 50 and len(rows) == 50  # one page of the filtered, paginated list
+    assert {big_bundle.event(r).lane for r in rows} == {lane}
+    assert f"{len(in_lane)} of {len(big_bundle.events)} events" in dom
     assert f'data-rendered="{len(rows)}"' in dom
     assert re.search(rf'<li class="ev-row t-tool_result selected" data-id="{target}"', dom)
     assert f"<h3>{target}</h3>" in dom  # the detail panel was built for the selection
@@ -60,7 +70,19 @@ def test_script_renders_the_list_and_details_and_runs_no_injected_code(
     assert "<img src=" not in dom  # … never as an element
     assert "<title>symtrace · big</title>" in dom  # the injected script did not run
     assert len(re.findall(r'<rect class="ev ', dom)) == len(big_bundle.events)
-    assert f'{len(big_bundle.events)} of {len(big_bundle.events)} events' in dom
+    nodes = page_model(big_bundle)["diagnosis"]["nodes"]
+    flagged = [r for r in rows if r in nodes and nodes[r]["confirmed"]]
+    assert dom.count('class="badge symptom"') == len(flagged)
+
+
+def test_search_and_type_filter_run_in_the_page(page: Path, big_bundle: Bundle) -> None:
+    dom = dump(page, "type=tool_result&q=ATLANTIS")
+    rows = re.findall(r'<li class="ev-row t-(\w+)[^"]*" data-id="([^"]+)"', dom)
+    failed = [e.id for e in big_bundle.events if e.type.value == "tool_result"
+              and "atlantis" in str(e.response).lower()]
+    assert [r[1] for r in rows] == failed and len(failed) == 1
+    assert f"1 of {len(big_bundle.events)} events" in dom
+    assert '<span class="badge failed">failed</span>' in dom
 
 
 def test_screenshot_shows_the_swimlanes(page: Path, tmp_path: Path) -> None:

@@ -155,35 +155,57 @@
     renderDetail(e);
     document.querySelectorAll("rect.ev.selected").forEach(function (r) { r.classList.remove("selected"); });
     document.querySelectorAll('rect.ev[data-id="' + CSS.escape(id) + '"]').forEach(function (r) { r.classList.add("selected"); });
-    if (updateHash && location.hash !== "#ev=" + id) history.replaceState(null, "", "#ev=" + encodeURIComponent(id));
+    if (updateHash) toHash();
+  }
+
+  // The view is in the URL (#lane=…&type=…&q=…&symptoms=1&ev=…), so a link shows the same view.
+  function toHash() {
+    var params = new URLSearchParams();
+    if (state.lane) params.set("lane", state.lane);
+    if (state.type) params.set("type", state.type);
+    if (state.search) params.set("q", state.search);
+    if (state.symptom) params.set("symptoms", "1");
+    if (state.selected) params.set("ev", state.selected);
+    var hash = params.toString();
+    if (location.hash.slice(1) !== hash) history.replaceState(null, "", hash ? "#" + hash : location.pathname);
   }
 
   function fromHash() {
-    var m = /^#ev=(.+)$/.exec(location.hash);
-    if (m) select(decodeURIComponent(m[1]), false);
+    var params = new URLSearchParams(location.hash.slice(1));
+    state.lane = params.get("lane") || "";
+    state.type = params.get("type") || "";
+    state.search = params.get("q") || "";
+    state.symptom = params.get("symptoms") === "1";
+    state.page = 0;
+    document.getElementById("f-lane").value = state.lane;
+    document.getElementById("f-type").value = state.type;
+    document.getElementById("f-search").value = state.search;
+    document.getElementById("f-symptom").checked = state.symptom;
+    renderList();
+    if (params.get("ev")) select(params.get("ev"), false);
   }
 
-  document.getElementById("f-lane").addEventListener("change", function (ev) { state.lane = ev.target.value; state.page = 0; renderList(); });
-  document.getElementById("f-type").addEventListener("change", function (ev) { state.type = ev.target.value; state.page = 0; renderList(); });
-  document.getElementById("f-symptom").addEventListener("change", function (ev) { state.symptom = ev.target.checked; state.page = 0; renderList(); });
+  function refilter() { state.page = 0; renderList(); toHash(); }
+  document.getElementById("f-lane").addEventListener("change", function (ev) { state.lane = ev.target.value; refilter(); });
+  document.getElementById("f-type").addEventListener("change", function (ev) { state.type = ev.target.value; refilter(); });
+  document.getElementById("f-symptom").addEventListener("change", function (ev) { state.symptom = ev.target.checked; refilter(); });
   var timer = null;
   document.getElementById("f-search").addEventListener("input", function (ev) {
     clearTimeout(timer);
-    timer = setTimeout(function () { state.search = ev.target.value; state.page = 0; renderList(); }, 120);
+    timer = setTimeout(function () { state.search = ev.target.value; refilter(); }, 120);
   });
   document.querySelectorAll("rect.ev").forEach(function (r) {
     r.addEventListener("click", function () { select(r.getAttribute("data-id"), true); });
   });
   document.querySelectorAll("text.lane").forEach(function (t) {
     t.addEventListener("click", function () {
-      state.lane = t.getAttribute("data-lane"); state.page = 0;
+      state.lane = t.getAttribute("data-lane");
       document.getElementById("f-lane").value = state.lane;
-      renderList();
+      refilter();
       document.getElementById("events").scrollIntoView();
     });
   });
   window.addEventListener("hashchange", fromHash);
-  renderList();
   fromHash();
   document.body.setAttribute("data-rendered", String(document.querySelectorAll("#event-list li").length));
 })();
