@@ -9,6 +9,7 @@ exception, so the agent sees it as an observation and symtrace's diagnosis sees 
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 from urllib.parse import quote
 
@@ -39,10 +40,23 @@ def service_urls() -> dict[str, str]:
     return urls
 
 
+_client: httpx.Client | None = None
+_client_lock = threading.Lock()
+
+
+def _http() -> httpx.Client:
+    """One client per process: building a client (its TLS context) costs ~0.1 s per call."""
+    global _client
+    with _client_lock:
+        if _client is None:
+            _client = httpx.Client(timeout=_TIMEOUT)
+        return _client
+
+
 def _call(service: str, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
     url = service_urls()[service].rstrip("/") + path
     try:
-        response = httpx.request(method, url, timeout=_TIMEOUT, **kwargs)
+        response = _http().request(method, url, **kwargs)
     except httpx.HTTPError as exc:
         return {"status": "error", "error": {"code": type(exc).__name__, "message": str(exc)}}
     try:
