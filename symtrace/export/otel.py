@@ -48,8 +48,9 @@ def sdk_spans(plan: TracePlan) -> list[ReadableSpan]:
     resource = Resource(dict(plan.resource), schema_url=SCHEMA_URL)
     scope = InstrumentationScope(plan.scope, plan.scope_version, SCHEMA_URL)
 
-    def context(span_id: int) -> SpanContext:
-        return SpanContext(plan.trace_id, span_id, is_remote=False, trace_flags=_SAMPLED)
+    def context(span_id: int, trace_id: int | None = None) -> SpanContext:
+        return SpanContext(trace_id or plan.trace_id, span_id, is_remote=False,
+                           trace_flags=_SAMPLED)
 
     out = []
     for span in plan.spans:
@@ -63,7 +64,8 @@ def sdk_spans(plan: TracePlan) -> list[ReadableSpan]:
             parent=context(span.parent_id) if span.parent_id is not None else None,
             resource=resource,
             attributes=dict(span.attributes),
-            links=[Link(context(link.span_id), dict(link.attributes)) for link in span.links],
+            links=[Link(context(link.span_id, link.trace_id), dict(link.attributes))
+                   for link in span.links],
             kind=_KINDS[span.kind],
             status=status,
             start_time=span.start_ns,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -40,6 +41,7 @@ SCOPE = "symtrace.export.otel"
 class SpanLink:
     span_id: int
     attributes: dict[str, AttrValue]
+    trace_id: int | None = None  # another trace (a child bundle's parent run); None: this one
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,12 +76,14 @@ def plan_trace(
 ) -> TracePlan:
     """The spans of *bundle*; with *content* False no prompt, reply or tool value is included."""
     digest = bundle.digest
-    trace_id = _id(f"trace\0{digest}", 16)
+    trace_id = trace_id_of(digest)
     name = bundle.path.name
     common: dict[str, AttrValue] = {"symtrace.bundle": name, "symtrace.bundle.digest": digest}
     times = _times(bundle.events, start_ns)
     ids = {event.id: _id(f"{trace_id:032x}\0event\0{event.id}", 8) for event in bundle.events}
-    root_id = _id(f"{trace_id:032x}\0root", 8)
+    root_id = root_span_id(trace_id)
+    lineage = bundle.lineage or {}
+    live = set(lineage.get("live_events") or ())
     agents = _agents(bundle.events)
     agent_ids = {agent: _id(f"{trace_id:032x}\0agent\0{agent}", 8) for agent in agents}
     results = _results_by_call(bundle.events)
@@ -98,6 +102,8 @@ def plan_trace(
         if event.type is EventType.TOOL_CALL and event.id in results:
             end = max(end, times[results[event.id].id][1])
         attrs = {**common, **_symtrace_attrs(event)}
+        if lineage:
+            attrs["symtrace.live"] = event.id in live
         span_name, kind, own, error = _describe(event, results.get(event.id), content)
         attrs.update(own)
         spans.append(SpanPlan(ids[event.id], parent, span_name, kind, start, end, attrs, links,
@@ -121,6 +127,7 @@ def plan_trace(
         {**common, "gen_ai.operation.name": "invoke_workflow", "gen_ai.provider.name": PROVIDER,
          "gen_ai.workflow.name": name, "symtrace.bundle.kind": str(bundle.manifest.get("kind")),
          "symtrace.outcome": str(outcome.get("status"))},
+        links=_parent_run(lineage),
         error=f"run ended {outcome.get('status')} (exit {outcome.get('exit_code')})"
         if failed else None,
     )
@@ -132,6 +139,29 @@ def plan_trace(
         "symtrace.bundle.kind": str(bundle.manifest.get("kind")),
     }
     return TracePlan(trace_id, resource, tuple(ordered))
+
+
+def trace_id_of(digest: str) -> int:
+    """The trace id of the bundle whose events digest is *digest*."""
+    return _id(f"trace\0{digest}", 16)
+
+
+def root_span_id(trace_id: int) -> int:
+    return _id(f"{trace_id:032x}\0root", 8)
+
+
+def _parent_run(lineage: dict[str, Any]) -> tuple[SpanLink, ...]:
+    """A child bundle's root links to its parent run's root span (that bundle's own trace)."""
+    parent = lineage.get("parent_digest")
+    if not isinstance(parent, str):
+        return ()
+    parent_trace = trace_id_of(parent)
+    attrs: dict[str, AttrValue] = {"symtrace.link": "parent_run", "symtrace.bundle.digest": parent}
+    for key in ("anchor", "parent"):
+        if isinstance(lineage.get(key), str):
+            attrs[f"symtrace.{key}"] = Path(lineage[key]).name if key == "parent" \
+                else lineage[key]
+    return (SpanLink(root_span_id(parent_trace), attrs, parent_trace),)
 
 
 def _id(key: str, size: int) -> int:

@@ -189,6 +189,25 @@ class TestErrors:
         assert by_event(spans)["final_result_0000"].attributes["symtrace.exit_code"] == 3
 
 
+def test_a_child_bundle_links_to_its_parent_run(tmp_path: Path) -> None:
+    parent = synthetic(tmp_path, status=200)
+    child = synthetic(tmp_path, status=200, reply="repaired", lineage={
+        "parent": str(parent.path), "parent_digest": parent.digest,
+        "anchor": "agent_action_0000", "live_events": ["agent_action_0000"]})
+    parent_spans, child_spans = finished(parent), finished(child)
+    parent_root = next(s for s in parent_spans if s.parent is None)
+    child_root = next(s for s in child_spans if s.parent is None)
+    assert child_root.context.trace_id != parent_root.context.trace_id
+    (link,) = child_root.links
+    assert (link.context.trace_id, link.context.span_id) == (
+        parent_root.context.trace_id, parent_root.context.span_id)
+    assert link.attributes["symtrace.anchor"] == "agent_action_0000"
+    events = by_event(child_spans)
+    assert events["agent_action_0000"].attributes["symtrace.live"] is True
+    assert events["final_result_0000"].attributes["symtrace.live"] is False
+    assert "symtrace.live" not in by_event(parent_spans)["agent_action_0000"].attributes
+
+
 def test_no_content_leaves_out_prompts_and_values() -> None:
     bundle = load_bundle(BUNDLES / "crewai-sequential")
     spans = finished(bundle, content=False)
@@ -219,10 +238,14 @@ def test_otlp_json_is_the_otlp_mapping_and_round_trips() -> None:
     assert ParseDict(data, ExportTraceServiceRequest()) == request
 
 
-def synthetic(root: Path, *, status: int, exit_code: int = 0) -> Bundle:
+def synthetic(
+    root: Path, *, status: int, exit_code: int = 0, reply: str = "hi",
+    lineage: dict | None = None,
+) -> Bundle:
     """A two-event bundle built in memory: one LLM call and the final result."""
     body = {"error": {"message": "overloaded"}} if status >= 400 else {
-        "choices": [{"message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]}
+        "choices": [{"message": {"role": "assistant", "content": reply},
+                     "finish_reason": "stop"}]}
     call = Event("agent_action_0000", 0, EventType.AGENT_ACTION, "main", agent="solo",
                  request={"method": "POST", "path": "/v1/chat/completions", "query": "",
                           "body": {"model": "m", "messages": [{"role": "user", "content": "x"}]}},
@@ -235,4 +258,6 @@ def synthetic(root: Path, *, status: int, exit_code: int = 0) -> Bundle:
                 "initial_state": {}, "config": {},
                 "outcome": {"status": "ok" if exit_code == 0 else "error",
                             "exit_code": exit_code}}
-    return Bundle(root / "synthetic", manifest, (call, final))
+    if lineage is not None:
+        manifest.update(kind="selective_replay", lineage=lineage)
+    return Bundle(root / ("child" if lineage else "synthetic"), manifest, (call, final))
