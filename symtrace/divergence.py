@@ -21,12 +21,14 @@ class DivergenceKind(StrEnum):
     REQUEST_MISMATCH = "request_mismatch"
     UNEXPECTED_CALL = "unexpected_call"
     MISSING_CALL = "missing_call"
+    ORDER_UNREACHABLE = "order_unreachable"
 
 
 CODES = {
     DivergenceKind.REQUEST_MISMATCH: "SYM-R101",
     DivergenceKind.UNEXPECTED_CALL: "SYM-R102",
     DivergenceKind.MISSING_CALL: "SYM-R103",
+    DivergenceKind.ORDER_UNREACHABLE: "SYM-R105",
 }
 
 
@@ -61,6 +63,10 @@ class Candidate:
             "summary": self.summary,
         }
 
+    def render(self) -> str:
+        agent = f" {self.agent}" if self.agent else ""
+        return f"    {self.id} (pos {self.position}, {self.lane}{agent}) {self.summary}"
+
 
 @dataclass(frozen=True, slots=True)
 class DivergenceReport:
@@ -83,6 +89,8 @@ class DivergenceReport:
     rules: tuple[str, ...] = ()
     warnings: tuple[str, ...] = field(default=())
     hint: str = ""
+    # order_unreachable: the undelivered records the held one waits for, earliest first
+    waiting_for: tuple[Candidate, ...] = ()
 
     @property
     def code(self) -> str:
@@ -110,6 +118,7 @@ class DivergenceReport:
             "normalisation_rules": list(self.rules),
             "warnings": list(self.warnings),
             "hint": self.hint,
+            "waiting_for": [c.to_json() for c in self.waiting_for],
         }
 
     @classmethod
@@ -137,6 +146,7 @@ class DivergenceReport:
             rules=tuple(data["normalisation_rules"]),
             warnings=tuple(data["warnings"]),
             hint=data["hint"],
+            waiting_for=tuple(Candidate(**c) for c in data.get("waiting_for", ())),
         )
 
     def render(self) -> str:
@@ -148,6 +158,7 @@ class DivergenceReport:
             DivergenceKind.REQUEST_MISMATCH: "request does not match the recording",
             DivergenceKind.UNEXPECTED_CALL: "a boundary call the recording does not have",
             DivergenceKind.MISSING_CALL: "the run ended with recorded calls never made",
+            DivergenceKind.ORDER_UNREACHABLE: "the recorded completion order cannot be reached",
         }[self.kind]
         lines = [
             f"[{self.code}] {title} at {where} (position {self.position}, {who})",
@@ -175,13 +186,12 @@ class DivergenceReport:
             lines.append(
                 f"  causal parents of the expected event: {', '.join(self.causal_parents)}"
             )
+        if self.waiting_for:
+            lines.append("  held until these recorded results are delivered (never requested):")
+            lines.extend(cand.render() for cand in self.waiting_for)
         if self.nearest:
             lines.append("  nearest unconsumed records:")
-            for cand in self.nearest:
-                agent = f" {cand.agent}" if cand.agent else ""
-                lines.append(
-                    f"    {cand.id} (pos {cand.position}, {cand.lane}{agent}) {cand.summary}"
-                )
+            lines.extend(cand.render() for cand in self.nearest)
         for warning in self.warnings:
             lines.append(f"  warning: {warning}")
         if self.hint:

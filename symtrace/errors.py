@@ -23,7 +23,8 @@
         ├── ReplayDivergence          — carries a DivergenceReport
         │   ├── RequestMismatch
         │   ├── UnexpectedCall
-        │   └── MissingCall
+        │   ├── MissingCall
+        │   └── OrderUnreachable      — the recorded completion order cannot be reached
         └── UnreplayableEvent
 
 This module imports nothing from symtrace so that every other module can raise from it.
@@ -183,6 +184,10 @@ class UnexpectedCall(ReplayDivergence):
 
 class MissingCall(ReplayDivergence):
     """The run ended with recorded boundary calls never made."""
+
+
+class OrderUnreachable(ReplayDivergence):
+    """A held result waits for recorded results the program never asks for (SYM-R105)."""
 
 
 class UnreplayableEvent(ReplayError):

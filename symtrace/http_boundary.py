@@ -112,7 +112,7 @@ async def _async_handle(self: httpx.AsyncHTTPTransport, request: httpx.Request) 
         return await original(self, request)
     await request.aread()
     call = to_call(request, session.scrub)
-    ticket = session.begin(call)
+    ticket = await session.abegin(call)  # a replay may hold it for the completion order
     if not ticket.live:
         return from_record(call, ticket.served, request)
     live_request = with_intervention(request, ticket)

@@ -22,8 +22,10 @@ remaining (non-descendant) records strictly.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from symtrace import guard
@@ -31,6 +33,13 @@ from symtrace import guidance as guidance_mod
 from symtrace.bundle.reader import Bundle
 from symtrace.bundle.writer import BundleWriter
 from symtrace.canonical import JSONValue
+from symtrace.completion_order import (
+    COMPLETED,
+    RESULT_TYPES,
+    CompletionOrder,
+    completion_ranks,
+    stall_timeout_from_env,
+)
 from symtrace.context import is_strict_lane
 from symtrace.divergence import (
     Candidate,
@@ -41,6 +50,7 @@ from symtrace.divergence import (
 from symtrace.errors import (
     BundleIntegrityError,
     MissingCall,
+    OrderUnreachable,
     ReplayDivergence,
     RequestMismatch,
     UnexpectedCall,
@@ -51,12 +61,13 @@ from symtrace.graph import descendants, produced, quoted_texts, request_text
 from symtrace.guidance import Intervention
 from symtrace.hashing import digest
 from symtrace.redact import Redactor
-from symtrace.session import LLM, BoundaryCall, Session, Ticket
+from symtrace.session import LLM, TOOL, BoundaryCall, Session, Ticket
 
 ERRORS = {
     DivergenceKind.REQUEST_MISMATCH: RequestMismatch,
     DivergenceKind.UNEXPECTED_CALL: UnexpectedCall,
     DivergenceKind.MISSING_CALL: MissingCall,
+    DivergenceKind.ORDER_UNREACHABLE: OrderUnreachable,
 }
 
 
@@ -73,6 +84,7 @@ class Replayer(Session):
         placement: str = guidance_mod.DEFAULT_PLACEMENT,
         writer: BundleWriter | None = None,
         warnings: Sequence[str] = (),
+        order_timeout: float | None = None,
     ) -> None:
         super().__init__(writer, redactor, _next_ordinals(bundle.events))
         self.bundle = bundle
@@ -107,22 +119,90 @@ class Replayer(Session):
         self.live_ids: list[str] = []
         self.anchor_live_id: str | None = None
         self._mlock = threading.RLock()
+        self.order = CompletionOrder(
+            completion_ranks(bundle.events),
+            self._mlock,
+            self._raise_first,
+            self._order_stalled,
+            order_timeout if order_timeout is not None else stall_timeout_from_env(),
+        )
 
     # -- hook-facing -----------------------------------------------------------------------
     def begin(self, call: BoundaryCall) -> Ticket:
+        claimed = self._claim(call)
+        if isinstance(claimed, Ticket):
+            return claimed
+        if not _on_event_loop_thread():  # a sync call on a loop's thread must not block it
+            self.order.wait(claimed.id)
+        return self._deliver(call, claimed)
+
+    async def abegin(self, call: BoundaryCall) -> Ticket:
+        claimed = self._claim(call)
+        if isinstance(claimed, Ticket):
+            return claimed
+        try:
+            await self.order.await_turn(claimed.id)
+        except asyncio.CancelledError:
+            # the caller gave up on this result: it no longer holds back the later ones
+            self.order.delivered([claimed.id])
+            raise
+        return self._deliver(call, claimed)
+
+    def _claim(self, call: BoundaryCall) -> Ticket | Event:
+        """Match *call*: a live ticket, or the record it consumes (delivered in its turn)."""
         with self._mlock:
-            if self._first is not None:
-                raise self._first
+            self._raise_first()
+            self.order.arrived()
             if self._live_started and self._goes_live(call):
                 return self._live(call, call.request)
             record, report = self._match(call)
             if record is None:
                 assert report is not None
-                self._first = ERRORS[report.kind](report)
-                raise self._first
+                self._fail(ERRORS[report.kind](report))
+            assert record is not None
+            self._consumed.add(record.id)  # no other call may match it while it is held
+            return record
+
+    def _deliver(self, call: BoundaryCall, record: Event) -> Ticket:
+        with self._mlock:
+            self._raise_first()
             if self.live_intervention and record.id == self.anchor:
-                return self._start_live(call, record)
-            return self._serve(call, record)
+                ticket = self._start_live(call, record)
+            else:
+                ticket = self._serve(call, record)
+            self.order.delivered([record.id], to_caller=True)
+            return ticket
+
+    def _raise_first(self) -> None:
+        if self._first is not None:
+            raise self._first
+
+    def _fail(self, error: ReplayDivergence) -> None:
+        """Keep the first divergence, wake every held call (they fail with it), raise it."""
+        if self._first is None:
+            self._first = error
+        self.order.progress()
+        raise self._first
+
+    def _order_stalled(self, record_id: str, blockers: list[str]) -> ReplayDivergence:
+        """The divergence a stalled hold raises (called under the lock)."""
+        if self._first is None:
+            held = next(r for r in self.records if r.id == record_id)
+            waiting = [r for r in self.records if r.id in set(blockers)]
+            report = self._report(
+                DivergenceKind.ORDER_UNREACHABLE,
+                held,
+                None,
+                LLM if held.is_llm else TOOL,
+                hint=f"no boundary call progressed for {self.order.stall_timeout:g}s while "
+                f"{record_id} was held for results that completed before it in the "
+                "recording; the program waits for this result before asking for those "
+                "(a timing-dependent branch or a changed control flow). Raise "
+                "SYMTRACE_ORDER_TIMEOUT if the program computes that long between calls",
+                waiting_for=waiting,
+            )
+            self._first = OrderUnreachable(report)
+        return self._first
 
     def finish(self, ticket: Ticket, response: JSONValue) -> Event:
         with self._mlock:
@@ -178,6 +258,7 @@ class Replayer(Session):
                     "without going through httpx; record that call as a tool boundary",
                 )
                 self._first = UnexpectedCall(report)
+                self.order.progress()
 
     @property
     def divergence(self) -> ReplayDivergence | None:
@@ -261,8 +342,7 @@ class Replayer(Session):
                     call.kind,
                     hint="the recording stopped before this tool call returned",
                 )
-                self._first = UnexpectedCall(report)
-                raise self._first
+                self._fail(UnexpectedCall(report))
             served = result.response
             self._consumed.add(result.id)
             self._materialise(record)
@@ -297,13 +377,16 @@ class Replayer(Session):
             self.replayed_ids.append(record.id)
 
     def _renumbered(self, record: Event) -> Event:
-        from dataclasses import replace
-
-        return replace(record, position=self._next_position())
+        """A replayed event in the child: its position and completion rank as replayed."""
+        renumbered = replace(record, position=self._next_position())
+        if record.type in RESULT_TYPES and COMPLETED in record.meta:
+            return self._stamped(replace(renumbered, meta=dict(record.meta)))
+        return renumbered
 
     def _start_live(self, call: BoundaryCall, record: Event) -> Ticket:
         assert self.live_intervention is not None
         self._live_started = True
+        self.order.disable()
         guard.release()
         self._superseded = {record.id} | descendants(self.bundle.events, record.id)
         request = self.live_intervention.apply(call.request)
@@ -339,6 +422,7 @@ class Replayer(Session):
         *,
         hint: str,
         pending: list[Event] | None = None,
+        waiting_for: Sequence[Event] = (),
     ) -> DivergenceReport:
         pending = (
             pending
@@ -366,14 +450,12 @@ class Replayer(Session):
             differences=json_differences(expected.request, actual)
             if expected is not None and call is not None
             else (),
-            nearest=tuple(
-                Candidate(r.id, r.position, r.type.value, r.lane, r.agent, summarize(r.request, 60))
-                for r in nearest
-            ),
+            nearest=tuple(_candidate(r) for r in nearest),
             causal_parents=expected.parent_ids if expected else (),
             rules=tuple(self.bundle.config.get("normalisation", ())),
             warnings=self.warnings,
             hint=hint,
+            waiting_for=tuple(_candidate(r) for r in waiting_for),
         )
 
     def lineage(self, parent_path: str) -> dict[str, Any]:
@@ -393,6 +475,21 @@ class Replayer(Session):
             "superseded_events": sorted(self._superseded),
             "not_reached_events": self.not_reached,
         }
+
+
+def _candidate(record: Event) -> Candidate:
+    return Candidate(
+        record.id, record.position, record.type.value, record.lane, record.agent,
+        summarize(record.request, 60),
+    )
+
+
+def _on_event_loop_thread() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _next_ordinals(events: Sequence[Event]) -> dict[EventType, int]:

@@ -15,18 +15,20 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from symtrace import context
 from symtrace.bundle.writer import BundleWriter
 from symtrace.canonical import JSONValue
+from symtrace.completion_order import COMPLETED, RESULT_TYPES
 from symtrace.context import Attribution
 from symtrace.errors import SessionError
 from symtrace.events import Edge, EdgeKind, Event, EventType, event_id
 from symtrace.graph import GraphBuilder
 from symtrace.guidance import Intervention
 from symtrace.hashing import digest
+from symtrace.lane_identity import LaneIdentities
 from symtrace.redact import Redactor
 
 LLM = "llm"
@@ -96,11 +98,17 @@ class Session:
         self.adapters_used: list[str] = []  # adapters whose framework was imported
         self._ordinals: dict[EventType, int] = dict(first_ordinals or {})
         self._position = 0
+        self._completions = 0  # rank of the next result handed to the program
+        self.lane_identities = LaneIdentities()
         self._lock = threading.RLock()
 
     # -- the hook-facing API -------------------------------------------------------------
     def begin(self, call: BoundaryCall) -> Ticket:
         raise NotImplementedError
+
+    async def abegin(self, call: BoundaryCall) -> Ticket:
+        """begin() for async hooks: a replayer may hold the call without blocking the loop."""
+        return self.begin(call)
 
     def finish(self, ticket: Ticket, response: JSONValue) -> Event:
         """Record a live call's result (LLM response or tool outcome); return the new event."""
@@ -182,12 +190,24 @@ class Session:
         )
 
     def _emit(self, event: Event) -> Event:
-        event = event.with_hashes()
+        event = self._stamped(event).with_hashes()
         if self.writer is not None:
             self.writer.write_event(event)
         self.events.append(event)
         self.graph.completed(event)
         return event
+
+    def _stamped(self, event: Event) -> Event:
+        """Stamp a result-carrying event with its rank in the completion order (meta.completed).
+
+        Events are emitted when their result reaches the program, so the stamp is the global
+        order in which results were delivered, across lanes: what replay reproduces.
+        """
+        if event.type not in RESULT_TYPES:
+            return event
+        rank = self._completions
+        self._completions += 1
+        return replace(event, meta={**event.meta, COMPLETED: rank})
 
     def _next_id(self, event_type: EventType) -> str:
         ordinal = self._ordinals.get(event_type, 0)

@@ -69,8 +69,8 @@ async def acall_tool(
     codec: Codec = JSON_CODEC,
     meta: dict[str, Any] | None = None,
 ) -> T:
-    """Async twin of call_tool (same steps; only the invocation is awaited)."""
-    started = _begin(name, arguments, call_id, meta)
+    """Async twin of call_tool (same steps; the begin and the invocation are awaited)."""
+    started = await _abegin(name, arguments, call_id, meta)
     if started is None:
         return await invoke()
     session, ticket = started
@@ -85,14 +85,28 @@ async def acall_tool(
     return _record_result(session, ticket, codec, result, name)
 
 
-def _begin(
+def _prepare(
     name: str, arguments: dict[str, Any], call_id: str | None, meta: dict[str, Any] | None
-) -> tuple[Session, Ticket] | None:
+) -> tuple[Session, BoundaryCall] | None:
     session = active()
     if session is None:
         return None
-    call = _make_call(name, arguments, call_id, meta, session.scrub)
-    return session, session.begin(call)
+    return session, _make_call(name, arguments, call_id, meta, session.scrub)
+
+
+def _begin(
+    name: str, arguments: dict[str, Any], call_id: str | None, meta: dict[str, Any] | None
+) -> tuple[Session, Ticket] | None:
+    prepared = _prepare(name, arguments, call_id, meta)
+    return None if prepared is None else (prepared[0], prepared[0].begin(prepared[1]))
+
+
+async def _abegin(
+    name: str, arguments: dict[str, Any], call_id: str | None, meta: dict[str, Any] | None
+) -> tuple[Session, Ticket] | None:
+    """_begin for async callers: a replay may hold the call without blocking the loop."""
+    prepared = _prepare(name, arguments, call_id, meta)
+    return None if prepared is None else (prepared[0], await prepared[0].abegin(prepared[1]))
 
 
 def _record_result(session: Session, ticket: Ticket, codec: Codec, result: T, name: str) -> T:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -69,3 +71,25 @@ def run(session, call: BoundaryCall, response: Any) -> Any:
         session.finish(ticket, response)
         return response
     return ticket.served
+
+
+def run_concurrently(session, calls: list[BoundaryCall], stagger: float = 0.03) -> list[Any]:
+    """Issue *calls* from one thread each, in list order; results in the order delivered."""
+    delivered: list[Any] = []
+    errors: list[BaseException] = []
+
+    def worker(call: BoundaryCall) -> None:
+        try:
+            delivered.append(run(session, call, None))
+        except BaseException as exc:  # handed to the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(c,)) for c in calls]
+    for thread in threads:
+        thread.start()
+        time.sleep(stagger)  # fix the issue order; a held call blocks only its own thread
+    for thread in threads:
+        thread.join(10)
+    if errors:
+        raise errors[0]
+    return delivered

@@ -26,6 +26,7 @@ EXPECTED = {
     "Handle",
     "MissingCall",
     "NoDependentLLMRequest",
+    "OrderUnreachable",
     "RedactionError",
     "ReplayDivergence",
     "RequestMismatch",

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 from symtrace.bundle import load_bundle
@@ -11,7 +14,15 @@ from symtrace.outcome import complete_bundle
 from symtrace.redact import Redactor
 from symtrace.replayer import Replayer
 
-from .helpers import chat_request, chat_response, llm_call, recorder, run, tool_call
+from .helpers import (
+    chat_request,
+    chat_response,
+    llm_call,
+    recorder,
+    run,
+    run_concurrently,
+    tool_call,
+)
 
 
 def record_sequential(path):
@@ -135,14 +146,21 @@ class TestLanes:
         return load_bundle(path)
 
     def test_pooled_calls_may_interleave_differently(self, tmp_path):
+        # other workers issue them, in another order: matched by content, and each result is
+        # delivered in its recorded completion order (Lisbon, Porto, Faro)
         bundle = self._record_parallel(tmp_path / "b")
         r = replayer(bundle)
         run(r, llm_call(chat_request("go")), None)
-        for city, lane in (("Faro", "thread:w1"), ("Lisbon", "thread:w0"), ("Porto", "thread:w2")):
-            assert (
-                run(r, tool_call("weather", {"city": city}, lane=lane), None)["value"]
-                == f"{city} is sunny today"
+        calls = [
+            tool_call("weather", {"city": city}, lane=lane)
+            for city, lane in (
+                ("Faro", "thread:w1"), ("Lisbon", "thread:w0"), ("Porto", "thread:w2")
             )
+        ]
+        delivered = run_concurrently(r, calls)
+        assert [d["value"] for d in delivered] == [
+            f"{city} is sunny today" for city in ("Lisbon", "Porto", "Faro")
+        ]
         r.close()
 
     def test_pooled_call_nobody_recorded_diverges(self, tmp_path):
@@ -159,9 +177,16 @@ class TestLanes:
         run(session, llm_call(chat_request("a2"), lane="alice"), chat_response("x2"))
         complete_bundle(writer, exit_code=0, status="ok")
         r = replayer(load_bundle(tmp_path / "b"))
-        run(r, llm_call(chat_request("a1"), lane="alice"), None)
-        run(r, llm_call(chat_request("a2"), lane="alice"), None)
+        alice = threading.Thread(target=lambda: [
+            run(r, llm_call(chat_request(t), lane="alice"), None) for t in ("a1", "a2")
+        ])
+        alice.start()  # a2 is held until bob's b1 (completed before it) was delivered
+        time.sleep(0.05)
         run(r, llm_call(chat_request("b1"), lane="bob"), None)
+        alice.join(5)
+        assert [e.id for e in r.events] == [
+            "agent_action_0000", "agent_action_0001", "agent_action_0002"
+        ]
         r.close()
 
 

@@ -1,0 +1,270 @@
+"""Completion-order replay: recorded results are delivered in the order they completed.
+
+Real HTTP through httpx to the embedded stub. While recording, the stub answers one request
+slowly, so the request issued first completes last; on replay every result is instantly
+available, and only the holding rule makes the program see them in the recorded order again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import httpx
+import pytest
+
+import symtrace
+from symtrace.bundle import load_bundle
+from symtrace.completion_order import COMPLETED, TIMEOUT_ENV, completion_ranks
+from symtrace.divergence import DivergenceKind, DivergenceReport
+from symtrace.errors import OrderUnreachable, SessionError
+from symtrace.lane_identity import instance_lane
+from symtrace.outcome import complete_bundle
+from symtrace.redact import Redactor
+from symtrace.replayer import Replayer
+
+from .helpers import chat_request, chat_response, llm_call, recorder, run
+
+SCRIPT = {
+    "rules": [
+        {"match": {"any_message_contains": "left"}, "reply": {"content": "L is done"}},
+        {"match": {"any_message_contains": "right"}, "reply": {"content": "R is done"}},
+        {"match": {"any_message_contains": "middle"}, "reply": {"content": "M is done"}},
+    ],
+    "default": {"content": "summary written"},
+}
+REPLAYS = 20  # the headline cases; variants replay fewer times (each replay ~0.3 s)
+FEW = 5
+
+
+@pytest.fixture
+def stub(stub_llm_factory):
+    return stub_llm_factory(script=SCRIPT)
+
+
+def slowed(stub, delays: dict[str, float]) -> None:
+    """Make the stub answer requests whose last message contains a key that much later."""
+    answer = stub.answer
+
+    def delayed(body, call_index):
+        text = str(body["messages"][-1]["content"])
+        time.sleep(sum(s for key, s in delays.items() if key in text))
+        return answer(body, call_index)
+
+    stub.answer = delayed
+
+
+def body(text: str) -> dict:
+    return {"model": "m", "messages": [{"role": "user", "content": text}]}
+
+
+def reply(response: httpx.Response) -> str:
+    return response.json()["choices"][0]["message"]["content"]
+
+
+async def fan_out(url: str, words=("left", "right"), sequential: bool = False) -> list[str]:
+    """Ask concurrently; the follow-up request lists the answers in the order they came."""
+    seen: list[str] = []
+    async with httpx.AsyncClient() as client:
+
+        async def ask(word: str) -> None:
+            seen.append(reply(await client.post(f"{url}/chat/completions", json=body(word))))
+
+        if sequential:
+            for word in words:
+                await ask(word)
+        else:
+            await asyncio.gather(*(ask(w) for w in words))
+        summary = await client.post(
+            f"{url}/chat/completions", json=body("summarise: " + "; ".join(seen))
+        )
+    return [*seen, reply(summary)]
+
+
+def threaded_fan_out(url: str, words=("left", "right")) -> list[str]:
+    seen: list[str] = []
+    with httpx.Client() as client:
+
+        def ask(word: str) -> None:
+            seen.append(reply(client.post(f"{url}/chat/completions", json=body(word))))
+
+        threads = [threading.Thread(target=ask, args=(w,)) for w in words]
+        for thread in threads:
+            thread.start()
+            time.sleep(0.01)
+        for thread in threads:
+            thread.join(10)
+        summary = client.post(f"{url}/chat/completions", json=body("summarise: " + "; ".join(seen)))
+    return [*seen, reply(summary)]
+
+
+def record(path, program):
+    with symtrace.record(path, task="fan-out", adapters=[]):
+        return program()
+
+
+def replay(path, program):
+    with symtrace.replay(path, adapters=[]):
+        return program()
+
+
+class TestAsyncGather:
+    def test_first_issued_completing_last_replays_in_recorded_order(self, stub, tmp_path):
+        slowed(stub, {"left": 0.3})
+        program = lambda: asyncio.run(fan_out(stub.url))  # noqa: E731
+        recorded = record(tmp_path / "b", program)
+        assert recorded[:2] == ["R is done", "L is done"]  # right finished first
+        served = stub.served
+        for _ in range(REPLAYS):
+            assert replay(tmp_path / "b", program) == recorded
+        assert stub.served == served  # 0 endpoint requests
+
+    def test_first_issued_completing_first_replays_too(self, stub, tmp_path):
+        slowed(stub, {"right": 0.3})
+        program = lambda: asyncio.run(fan_out(stub.url))  # noqa: E731
+        recorded = record(tmp_path / "b", program)
+        assert recorded[:2] == ["L is done", "R is done"]
+        for _ in range(FEW):
+            assert replay(tmp_path / "b", program) == recorded
+
+    def test_three_way_fan_out(self, stub, tmp_path):
+        slowed(stub, {"left": 0.4, "middle": 0.2})
+        words = ("left", "middle", "right")
+        program = lambda: asyncio.run(fan_out(stub.url, words))  # noqa: E731
+        recorded = record(tmp_path / "b", program)
+        assert recorded[:3] == ["R is done", "M is done", "L is done"]
+        for _ in range(FEW):
+            assert replay(tmp_path / "b", program) == recorded
+
+    def test_without_the_holding_rule_the_summary_diverges(self, stub, tmp_path):
+        # what a replayer that serves each call at once does: the failure issue 11 reports
+        slowed(stub, {"left": 0.3})
+        program = lambda: asyncio.run(fan_out(stub.url))  # noqa: E731
+        record(tmp_path / "b", program)
+        bundle = load_bundle(tmp_path / "b")
+        assert completion_ranks(bundle.events) is not None
+        with (
+            pytest.raises(symtrace.RequestMismatch) as info,
+            symtrace.replay(tmp_path / "b", adapters=[]) as handle,
+        ):
+            handle.session.order.disable()
+            program()
+        assert info.value.report.event_id == "agent_action_0002"  # the summary request
+
+
+class TestThreads:
+    def test_threads_replay_in_recorded_order(self, stub, tmp_path):
+        slowed(stub, {"left": 0.3})
+        program = lambda: threaded_fan_out(stub.url)  # noqa: E731
+        recorded = record(tmp_path / "b", program)
+        assert recorded[:2] == ["R is done", "L is done"]
+        served = stub.served
+        for _ in range(REPLAYS):
+            assert replay(tmp_path / "b", program) == recorded
+        assert stub.served == served
+
+
+class TestUnreachable:
+    def test_waiting_on_the_held_result_is_a_typed_divergence(
+        self, stub, tmp_path, monkeypatch
+    ):
+        slowed(stub, {"left": 0.3})
+        record(tmp_path / "b", lambda: asyncio.run(fan_out(stub.url)))
+        monkeypatch.setenv(TIMEOUT_ENV, "0.3")
+        # the program now awaits "left" before it asks "right", which completed first
+        started = time.monotonic()
+        with pytest.raises(OrderUnreachable) as info:
+            replay(tmp_path / "b", lambda: asyncio.run(fan_out(stub.url, sequential=True)))
+        assert time.monotonic() - started < 5
+        report = info.value.report
+        assert report.kind is DivergenceKind.ORDER_UNREACHABLE
+        assert report.code == "SYM-R105"
+        events = {e.id: e for e in load_bundle(tmp_path / "b").events}
+        left, right = (e for e in events.values() if e.is_llm and e.position < 2)
+        assert report.event_id == left.id
+        assert report.lane == left.lane
+        assert [c.id for c in report.waiting_for] == [right.id]
+        assert "SYM-R105" in str(info.value) and right.id in str(info.value)
+        assert DivergenceReport.from_json(report.to_json()) == report
+
+    def test_a_lone_thread_fails_at_once(self, tmp_path):
+        session, writer = recorder(tmp_path / "b")
+        run(session, llm_call(chat_request("a"), lane="alice"), chat_response("x"))
+        run(session, llm_call(chat_request("b"), lane="bob"), chat_response("y"))
+        complete_bundle(writer, exit_code=0, status="ok")
+        replayer = Replayer(load_bundle(tmp_path / "b"), Redactor(), order_timeout=60)
+        if threading.active_count() > 1:
+            pytest.skip("another thread is alive in this process")
+        with pytest.raises(OrderUnreachable):
+            run(replayer, llm_call(chat_request("b"), lane="bob"), None)
+
+    def test_bad_timeout_value_is_refused(self, stub, tmp_path, monkeypatch):
+        record(tmp_path / "b", lambda: asyncio.run(fan_out(stub.url)))
+        monkeypatch.setenv(TIMEOUT_ENV, "soon")
+        with pytest.raises(SessionError, match=TIMEOUT_ENV):
+            replay(tmp_path / "b", lambda: None)
+
+
+class TestCancelled:
+    def test_a_cancelled_held_call_does_not_hold_back_later_ones(self, stub, tmp_path):
+        slowed(stub, {"middle": 0.15, "right": 0.3})
+        words = ("left", "middle", "right")
+        record(tmp_path / "b", lambda: asyncio.run(fan_out(stub.url, words)))
+
+        async def program() -> list[str]:
+            got: list[str] = []
+            async with httpx.AsyncClient() as client:
+
+                async def ask(word: str) -> None:
+                    response = await client.post(f"{stub.url}/chat/completions", json=body(word))
+                    got.append(reply(response))
+
+                middle = asyncio.create_task(ask("middle"))  # held: left completed first
+                await asyncio.sleep(0.05)
+                middle.cancel()
+                right = asyncio.create_task(ask("right"))  # held for left only now
+                await asyncio.sleep(0.05)
+                assert got == []
+                await ask("left")
+                await right
+            return got
+
+        with (
+            pytest.raises(symtrace.MissingCall) as info,  # it never sends the summary
+            symtrace.replay(tmp_path / "b", adapters=[]),
+        ):
+            assert asyncio.run(program()) == ["L is done", "R is done"]
+        assert info.value.report.event_id == "agent_action_0003"
+
+
+class TestBundleFormat:
+    def test_results_carry_their_completion_rank(self, stub, tmp_path):
+        slowed(stub, {"left": 0.3})
+        record(tmp_path / "b", lambda: asyncio.run(fan_out(stub.url)))
+        events = load_bundle(tmp_path / "b").events
+        ranks = {
+            e.request["body"]["messages"][0]["content"]: e.meta[COMPLETED]
+            for e in events if e.is_llm
+        }
+        assert ranks["right"] < ranks["left"] < ranks["summarise: R is done; L is done"]
+
+    def test_unstamped_bundles_replay_without_holding(self, stub, tmp_path):
+        program = lambda: asyncio.run(fan_out(stub.url, sequential=True))  # noqa: E731
+        record(tmp_path / "b", program)
+        events = load_bundle(tmp_path / "b").events
+        stripped = [e.__class__.from_json({**e.to_json(), "meta": {}}) for e in events]
+        assert completion_ranks(stripped) is None
+        assert completion_ranks(events) is not None
+
+
+class TestLaneIdentity:
+    def test_instances_sharing_a_name_get_their_own_lane(self, tmp_path):
+        first, second = object(), object()
+        assert instance_lane(first, "writer") == "writer"  # no session: the name
+        for _ in range(2):  # the same lanes in every session: creation order decides
+            with symtrace.record(tmp_path / "b", adapters=[], overwrite=True):
+                assert instance_lane(first, "writer") == "writer"
+                assert instance_lane(second, "writer") == "writer@2"
+                assert instance_lane(first, "writer") == "writer"
+                assert instance_lane(second, "critic") == "critic"
