@@ -37,7 +37,7 @@ def lanes_of(bundle: Bundle) -> list[str]:
     return list(dict.fromkeys(e.lane for e in bundle.events))
 
 
-def event_model(event: Event) -> dict[str, Any]:
+def event_model(event: Event, live: frozenset[str] = frozenset()) -> dict[str, Any]:
     shown = event.request if event.type is EventType.TOOL_CALL else event.response
     return {
         "id": event.id,
@@ -51,6 +51,7 @@ def event_model(event: Event) -> dict[str, Any]:
         "request": payload(event.request),
         "response": payload(event.response),
         "failed": is_failed(event),
+        "live": event.id in live,  # a child bundle's events after the anchor
         "meta": event.meta,
     }
 
@@ -137,6 +138,7 @@ def page_model(
     bundle: Bundle, *, other: Bundle | None = None, diagnosis: bool = True
 ) -> dict[str, Any]:
     manifest = bundle.manifest
+    live = frozenset((bundle.lineage or {}).get("live_events") or ())
     counts: dict[str, int] = {}
     for event in bundle.events:
         counts[event.type.value] = counts.get(event.type.value, 0) + 1
@@ -154,7 +156,7 @@ def page_model(
         },
         "lanes": lanes_of(bundle),
         "types": [t.value for t in EventType],
-        "events": [event_model(e) for e in bundle.events],
+        "events": [event_model(e, live) for e in bundle.events],
         "diagnosis": diagnosis_model(bundle) if diagnosis else {"status": "off", "nodes": {}},
         "diff": diff_model(bundle, other) if other is not None else None,
         "preview": PREVIEW_LIMIT,

@@ -67,6 +67,8 @@ def render_timeline(model: dict[str, Any]) -> str:
             classes.append("symptom")
         if event["failed"]:
             classes.append("failed")
+        if event["live"]:
+            classes.append("live")
         if event["id"] == target:
             classes.append("target")
         tip = f'{event["id"]} · {event["lane"]} · {event["summary"]}'

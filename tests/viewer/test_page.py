@@ -119,6 +119,18 @@ class TestPage:
         assert island(html)["diagnosis"]["status"] == "off"
 
 
+def test_a_child_bundle_marks_its_live_events(big_bundle: Bundle) -> None:
+    live = [e.id for e in big_bundle.events[-3:]]
+    lineage = {"parent": "runs/parent", "anchor": live[0], "live_events": live}
+    child = Bundle(big_bundle.path, {**big_bundle.manifest, "kind": "selective_replay",
+                                     "lineage": lineage}, big_bundle.events)
+    html = render_page(child, diagnosis=False)
+    assert [e["id"] for e in island(html)["events"] if e["live"]] == live
+    assert len(re.findall(r'<rect class="ev [^"]*\blive\b', html)) == 3
+    assert "child of <code>runs/parent</code>" in html
+    assert not any(e["live"] for e in island(render_page(big_bundle, diagnosis=False))["events"])
+
+
 class TestCommand:
     def test_writes_the_page(self, tmp_path: Path) -> None:
         out = tmp_path / "r.html"

@@ -40,6 +40,7 @@
     if (node && node.confirmed.length) into.appendChild(el("span", "badge symptom", node.confirmed.join(" ")));
     else if (node && node.proposed.length) into.appendChild(el("span", "badge proposed", node.proposed.join(" ")));
     if (e.failed) into.appendChild(el("span", "badge failed", "failed"));
+    if (e.live) into.appendChild(el("span", "badge live", "live"));
     if (e.id === data.diagnosis.anchor) into.appendChild(el("span", "badge anchor", "★ anchor"));
     if (e.id === data.diagnosis.target) into.appendChild(el("span", "badge target", "suspicious"));
   }
