@@ -13,8 +13,9 @@ def add_parser(sub: Any) -> None:
         "view", help="write one self-contained HTML page: lanes, graph, events, diagnosis, diff",
         description="No network, no CDN: open the file in any browser. See docs/viewer.md.",
     )
-    view.add_argument("bundle")
-    view.add_argument("-o", "--out", required=True, metavar="FILE.html")
+    view.add_argument("bundle", help="a bundle directory, or a chat/request log file to import "
+                      "(the formats `symtrace diagnose` reads)")
+    view.add_argument("-o", "--out", required=True, metavar="FILE.html", help="page to write")
     view.add_argument("--diff", metavar="BUNDLE2", help="also compare with another bundle")
     view.add_argument("--no-diagnosis", action="store_true", help="skip the C1–C4 overlay")
     view.add_argument("--force", action="store_true", help="overwrite an existing file")
@@ -22,14 +23,14 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    from symtrace.bundle import load_bundle
+    from symtrace.diagnosis.importers import load_source
     from symtrace.export.files import check_output, write_output
     from symtrace.viewer.page import render_page
 
     out = Path(args.out)
     check_output(out, force=args.force)
-    bundle = load_bundle(args.bundle)
-    other = load_bundle(args.diff) if args.diff else None
+    bundle = load_source(args.bundle)
+    other = load_source(args.diff) if args.diff else None
     html = render_page(bundle, other=other, diagnosis=not args.no_diagnosis)
     write_output(out, html.encode(), force=args.force)
     sys.stderr.write(f"symtrace: wrote {out} ({len(bundle.events)} events"

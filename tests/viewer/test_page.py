@@ -144,6 +144,18 @@ class TestCommand:
                      str(BUNDLES / "autogen_agentchat-selector")]) == 0
         assert 'id="diff"' in out.read_text()
 
+    def test_views_an_imported_chat_log(self, tmp_path: Path) -> None:
+        log = tmp_path / "chat.json"
+        log.write_bytes(orjson.dumps({"task": "Say hi.", "messages": [
+            {"role": "user", "content": "Say hi."},
+            {"role": "assistant", "name": "greeter", "content": "hi <b>there</b>"}]}))
+        out = tmp_path / "chat.html"
+        assert main(["view", str(log), "-o", str(out)]) == 0
+        html = out.read_text()
+        events = island(html)["events"]
+        assert "agent_action" in {e["type"] for e in events}
+        assert "hi <b>there</b>" not in html and "hi \\u003cb\\u003ethere" in html
+
     def test_bad_bundles_are_exit_91_and_write_nothing(self, tmp_path: Path) -> None:
         out = tmp_path / "r.html"
         assert main(["view", str(tmp_path / "nope"), "-o", str(out)]) == 91
