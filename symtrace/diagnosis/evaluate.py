@@ -154,7 +154,7 @@ def load_labels(path: str | os.PathLike[str]) -> tuple[Label, ...]:
         except ValueError as exc:
             raise LabelsError(f"{where}: neither JSON nor JSONL ({exc})") from exc
     if isinstance(data, dict):
-        data = data.get("traces")
+        data = data.get("traces") if "traces" in data else [data]  # one JSONL line
     if not isinstance(data, list) or not data:
         raise LabelsError(f"{where}: expected a non-empty list of labelled traces")
     return tuple(_label(item, i, where) for i, item in enumerate(data))
