@@ -21,6 +21,7 @@ from importlib import metadata
 from types import ModuleType
 from typing import Any, ClassVar
 
+from symtrace import unsupported_frameworks
 from symtrace.errors import AdapterError, AdapterNotFound
 
 GROUP = "symtrace.adapters"
@@ -85,7 +86,13 @@ class Armed:
 
 
 def resolve(names: Sequence[str] | None) -> list[Armed]:
-    """Adapters to arm: the named ones (each must be available), or every available one."""
+    """Adapters to arm: the named ones (each must be available), or every available one.
+
+    Every session starts here, so this is also where frameworks symtrace cannot see are
+    refused (symtrace.unsupported_frameworks): already imported, or imported later.
+    """
+    unsupported_frameworks.check_imported()
+    unsupported_frameworks.arm()
     if names is None:
         chosen = []
         for name in registered():

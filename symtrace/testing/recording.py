@@ -84,7 +84,10 @@ def _staging(path: Path) -> Path:
 
 
 def _keeps(exc: BaseException) -> bool:
-    """Keep a recording when the test itself failed; drop it on skip/xfail/interrupt."""
+    """Keep a recording when the test itself failed; drop it on skip/xfail/interrupt and on
+    a symtrace error (e.g. an unsupported framework): such a recording cannot be trusted."""
+    if isinstance(exc, SymtraceError):
+        return False
     return isinstance(exc, Exception | pytest.fail.Exception)
 
 

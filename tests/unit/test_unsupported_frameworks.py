@@ -1,0 +1,98 @@
+"""ag2>=1.0 (module ag2, openai 3 over httpx2) is refused instead of recorded empty.
+
+The real package cannot be installed next to classic ag2, so a stand-in `ag2` module with
+`ag2-1.2.1.dist-info` metadata is put on sys.path; the check looks at the distribution's
+version and location only, never at the module's code (it refuses before the module runs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import symtrace
+from symtrace.errors import EXIT_ADAPTER, AdapterError
+from symtrace.unsupported_frameworks import UnsupportedFrameworkError, refusal
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def fake_site(root: Path, version: str = "1.2.1", with_module: bool = True) -> Path:
+    site = root / "site"
+    if with_module:
+        (site / "ag2").mkdir(parents=True)
+        (site / "ag2" / "__init__.py").write_text("EXECUTED = True\n")
+    info = site / f"ag2-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: ag2\nVersion: {version}\n")
+    return site
+
+
+@pytest.fixture
+def ag2_v1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    site = fake_site(tmp_path)
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "ag2", raising=False)
+    return site
+
+
+def test_import_inside_a_recording_is_refused_before_the_module_runs(ag2_v1, tmp_path):
+    with (pytest.raises(UnsupportedFrameworkError) as caught,
+          symtrace.record(tmp_path / "b", adapters=[])):
+        import ag2  # noqa: F401
+    error = caught.value
+    assert error.exit_code == EXIT_ADAPTER == 94
+    assert isinstance(error, AdapterError) and not isinstance(error, ImportError)
+    assert "ag2 1.2.1" in str(error) and "httpx2" in str(error)
+    assert "docs/adapters/ag2v1.md" in str(error)
+    assert "ag2" not in sys.modules  # never executed
+    outcome = json.loads((tmp_path / "b" / "manifest.json").read_text())["outcome"]
+    assert outcome["status"] == "error" and "UnsupportedFrameworkError" in outcome["error"]
+
+
+def test_import_inside_a_replay_is_refused(ag2_v1, tmp_path):
+    with symtrace.record(tmp_path / "b", adapters=[]):
+        pass
+    with pytest.raises(UnsupportedFrameworkError), symtrace.replay(tmp_path / "b"):
+        import ag2  # noqa: F401
+
+
+def test_already_imported_refuses_the_session_and_writes_nothing(ag2_v1, tmp_path):
+    import ag2  # outside a session: allowed
+
+    assert ag2.EXECUTED
+    with pytest.raises(UnsupportedFrameworkError), symtrace.record(tmp_path / "b"):
+        pass
+    assert not (tmp_path / "b").exists()
+
+
+def test_classic_versions_and_foreign_modules_named_ag2_are_not_refused(tmp_path, monkeypatch):
+    classic = fake_site(tmp_path / "classic", version="0.14.0")
+    monkeypatch.syspath_prepend(str(classic))
+    assert refusal("ag2", classic / "ag2" / "__init__.py") is None
+    # the distribution is >=1 but the module found is a user's own, elsewhere
+    metadata_only = fake_site(tmp_path / "meta", with_module=False)
+    monkeypatch.syspath_prepend(str(metadata_only))
+    assert refusal("ag2", classic / "ag2" / "__init__.py") is None
+    assert refusal("ag2", metadata_only / "ag2" / "__init__.py") is not None
+    assert refusal("autogen") is None
+
+
+@pytest.mark.slow
+def test_cli_record_of_a_program_importing_ag2_fails_loudly(ag2_v1, tmp_path):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ag2_v1), str(REPO)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "symtrace", "record", "-o", str(tmp_path / "b"), "--",
+         sys.executable, "-c", "import ag2"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
+    )
+    assert "UnsupportedFrameworkError: symtrace cannot record or replay programs using ag2 " \
+           "1.2.1" in done.stderr
+    assert done.returncode != 0
+    outcome = json.loads((tmp_path / "b" / "manifest.json").read_text())["outcome"]
+    assert outcome["status"] == "error"
