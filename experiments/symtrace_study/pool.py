@@ -1,0 +1,106 @@
+"""Where jobs run: in this process (`--workers 1`), a local process pool, or Ray.
+
+Each executor yields result rows as jobs finish (any order); the caller writes them to the
+log as they arrive. Every worker owns a `Worker` (services + endpoint), created once.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
+
+from symtrace_study.config import StudyConfig
+from symtrace_study.errors import BackendUnavailable
+from symtrace_study.jobs import Job
+from symtrace_study.worker import Worker
+
+EXECUTORS = ("local", "ray")
+
+
+class Executor(Protocol):
+    def map(self, jobs: Sequence[Job]) -> Iterator[dict[str, Any]]: ...
+
+    def close(self) -> None: ...
+
+
+class InProcess:
+    def __init__(self, config: StudyConfig) -> None:
+        self._worker = Worker(config)
+
+    def map(self, jobs: Sequence[Job]) -> Iterator[dict[str, Any]]:
+        for job in jobs:
+            yield self._worker.run(job)
+
+    def close(self) -> None:
+        self._worker.close()
+
+
+_WORKER: Worker | None = None
+
+
+def _init(config: StudyConfig) -> None:
+    global _WORKER
+    import atexit
+
+    _WORKER = Worker(config)
+    atexit.register(_WORKER.close)
+
+
+def _run(job: Job) -> dict[str, Any]:
+    assert _WORKER is not None
+    return _WORKER.run(job)
+
+
+class LocalPool:
+    """N spawned processes (fork is unsafe with the parent's threads), one Worker each."""
+
+    def __init__(self, config: StudyConfig, workers: int) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self._pool = ctx.Pool(workers, initializer=_init, initargs=(config,))
+
+    def map(self, jobs: Sequence[Job]) -> Iterator[dict[str, Any]]:
+        yield from self._pool.imap_unordered(_run, jobs)
+
+    def close(self) -> None:
+        self._pool.close()  # workers exit and run their atexit cleanup
+        self._pool.join()
+
+
+class RayPool:
+    """N Ray actors, one Worker each. `ray.init()` joins $RAY_ADDRESS if set (a cluster),
+    else starts a local Ray with *workers* CPUs."""
+
+    def __init__(self, config: StudyConfig, workers: int) -> None:
+        try:
+            import ray
+            from ray.util import ActorPool
+        except ImportError as exc:
+            raise BackendUnavailable(
+                "the ray backend needs the `ray` extra: pip install 'symtrace[ray]'") from exc
+        self._ray = ray
+        self._started = not ray.is_initialized()
+        if self._started:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
+                     ignore_reinit_error=True)
+        actor = ray.remote(num_cpus=1)(Worker)
+        self._actors = [actor.remote(config) for _ in range(workers)]
+        self._pool = ActorPool(self._actors)
+
+    def map(self, jobs: Sequence[Job]) -> Iterator[dict[str, Any]]:
+        yield from self._pool.map_unordered(lambda a, job: a.run.remote(job), list(jobs))
+
+    def close(self) -> None:
+        self._ray.get([a.close.remote() for a in self._actors])
+        for a in self._actors:
+            self._ray.kill(a)
+        if self._started:
+            self._ray.shutdown()
+
+
+def open_executor(config: StudyConfig, workers: int, backend: str) -> Executor:
+    if backend == "ray":
+        return RayPool(config, workers)
+    if workers <= 1:
+        return InProcess(config)
+    return LocalPool(config, workers)

@@ -1,0 +1,147 @@
+"""Run a study: collect source failures once, freeze them, then RQ1 and the repair arms.
+
+Output directory layout (all paths in rows are relative to it):
+
+    study.json      the config the results belong to (a resumed run must match it)
+    collect.jsonl   one row per source run (MAS × task × seed)
+    cases.json      the frozen case set: failures kept, passing sources excluded, errors
+    results.jsonl   one row per attempt (RQ1 replays/reruns, node arms, task-arm attempts)
+    sources/, attempts/   the bundles
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from symtrace_study import jobs as plan
+from symtrace_study.config import StudyConfig
+from symtrace_study.errors import StudyStateError, TooManyErrors
+from symtrace_study.jobs import Job, Key
+from symtrace_study.pool import Executor, open_executor
+from symtrace_study.results import ResultLog, write_json
+
+CASE_FIELDS = ("case", "mas", "task", "case_seed", "seed", "bundle", "bundle_digest", "answer",
+               "reason", "state", "categories", "target", "anchor")
+
+
+class Study:
+    def __init__(self, config: StudyConfig, console: Console | None = None) -> None:
+        self.config = config
+        self.out = config.out
+        self.console = console or Console(stderr=True)
+        self.collect_log = ResultLog(self.out / "collect.jsonl")
+        self.results = ResultLog(self.out / "results.jsonl")
+
+    # -- state -----------------------------------------------------------------------------
+
+    def check_state(self, *, resume: bool) -> None:
+        """Refuse an output directory that holds another study; nothing is written."""
+        stored = self.out / "study.json"
+        if not stored.exists():
+            if resume:
+                raise StudyStateError(f"--resume: {self.out} holds no study to resume")
+            if self.out.exists() and any(self.out.iterdir()):
+                raise StudyStateError(f"{self.out} exists and is not a study directory")
+            return
+        import orjson
+
+        previous = orjson.loads(stored.read_bytes())
+        if previous.get("fingerprint") != self.config.fingerprint() or previous.get(
+                "methods") != list(self.config.methods):
+            raise StudyStateError(
+                f"{self.out} holds a study with another config (MAS, tasks, seeds, backend or "
+                "methods differ); choose another output directory")
+
+    def write_study(self) -> None:
+        self.out.mkdir(parents=True, exist_ok=True)
+        write_json(self.out / "study.json", {
+            "fingerprint": self.config.fingerprint(), "methods": list(self.config.methods),
+            "config": self.config.to_json()})
+
+    # -- phases ----------------------------------------------------------------------------
+
+    def run(self, *, workers: int = 1, backend: str = "local", resume: bool = False
+            ) -> dict[str, Any]:
+        self.check_state(resume=resume)
+        self.write_study()
+        executor = open_executor(self.config, workers, backend)
+        try:
+            cases = self._collect(executor)
+            rows = self.results.load()
+            self._execute(executor, plan.first_round(self.config, cases["cases"]), rows,
+                          "RQ1 + arms")
+            for attempt in range(2, self.config.attempts + 1):
+                jobs = plan.next_round(self.config, cases["cases"], attempt, rows)
+                self._execute(executor, jobs, rows, f"task arms, attempt {attempt}")
+        finally:
+            executor.close()
+        return self._check_errors(cases, rows)
+
+    def _collect(self, executor: Executor) -> dict[str, Any]:
+        frozen = self.out / "cases.json"
+        if frozen.exists():  # collect once, then reuse
+            import orjson
+
+            return orjson.loads(frozen.read_bytes())
+        rows = self.collect_log.load()
+        self._execute(executor, plan.collect_jobs(self.config), rows, "collect", self.collect_log)
+        cases = freeze(rows.values())
+        write_json(frozen, cases)
+        return cases
+
+    def _execute(self, executor: Executor, jobs: Sequence[Job], rows: dict[Key, dict[str, Any]],
+                 label: str, log: ResultLog | None = None) -> None:
+        log = log or self.results
+        todo = [j for j in jobs if j.key not in rows]
+        if not todo:
+            return
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("[red]{task.fields[errors]} errors"), TimeElapsedColumn())
+        with Progress(*columns, console=self.console, transient=False) as progress:
+            bar = progress.add_task(label, total=len(jobs), completed=len(jobs) - len(todo),
+                                    errors=0)
+            errors = 0
+            for row in executor.map(todo):
+                log.append(row)  # row by row: a crash loses at most the running attempts
+                rows[(row["phase"], row["case"], row["arm"], row["attempt"])] = row
+                errors += row["status"] == "error"
+                progress.update(bar, advance=1, errors=errors)
+
+    def _check_errors(self, cases: dict[str, Any], rows: dict[Key, dict[str, Any]]
+                      ) -> dict[str, Any]:
+        all_rows = list(rows.values())
+        errors = [r for r in all_rows if r["status"] == "error"] + cases["errors"]
+        total = len(all_rows) + len(cases["cases"]) + len(cases["excluded"]) + len(
+            cases["errors"])
+        summary = {"rows": len(all_rows), "errors": len(errors), "cases": len(cases["cases"]),
+                   "excluded": len(cases["excluded"])}
+        if errors:
+            self.console.print(f"[bold red]{len(errors)} attempt(s) ended in a system error "
+                               "(reported apart, never as failed repairs):[/bold red]")
+            for r in errors[:10]:
+                self.console.print(f"  {r['case']} {r.get('arm', 'source')} "
+                                   f"#{r.get('attempt', 1)}: {r['error']}", markup=False)
+        if total and len(errors) / total > self.config.max_error_rate:
+            raise TooManyErrors(
+                f"{len(errors)}/{total} attempts ended in system errors, more than "
+                f"max_error_rate={self.config.max_error_rate}: the results are not usable "
+                f"(rows kept in {self.out / 'results.jsonl'})")
+        return summary
+
+
+def freeze(collect_rows: Any) -> dict[str, Any]:
+    """The case set: failing sources (kept), passing ones (excluded, listed), errors."""
+    cases, excluded, errors = [], [], []
+    for row in sorted(collect_rows, key=lambda r: r["case"]):
+        if row["status"] == "failed":
+            cases.append({k: row.get(k) for k in CASE_FIELDS} | {"source_seed": row["seed"]})
+        elif row["status"] == "passed":
+            excluded.append({"case": row["case"], "why": "the source run already passes",
+                             "answer": row.get("answer")})
+        else:
+            errors.append({"case": row["case"], "error": row.get("error")})
+    return {"cases": cases, "excluded": excluded, "errors": errors}
