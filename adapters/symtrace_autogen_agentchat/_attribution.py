@@ -13,8 +13,13 @@ leak into its consumer between steps (and could not be reset from another contex
 `attributed_stream` sets attribution around each step only. Tasks the agent starts inside a
 step (its parallel tool calls) copy the context, attribution included.
 
-Parallel tool calls get a lane each: `<agent>/tool#<i>`, *i* being the call's position in the
-model response. The position comes from the framework's own `ToolCallRequestEvent`, which the
+Lanes are per *instance* (`symtrace.lane_identity.instance_lane`): the first agent named
+"writer" runs on lane `writer`, a second instance with that name (another team's writer, a
+team rebuilt to load a saved state) on `writer@2`; instances are registered when they are
+created, so the numbering follows the program, not timing. Managers likewise.
+
+Parallel tool calls get a lane each: `<agent lane>/tool#<i>`, *i* being the call's position in
+the model response. The position comes from the framework's own `ToolCallRequestEvent`, which the
 agent yields right before it starts the calls; it travels to the tool tasks in a ContextVar.
 """
 
@@ -27,6 +32,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from symtrace import context
+from symtrace.lane_identity import instance_lane
 
 _TOOL_ORDER: ContextVar[tuple[str, ...]] = ContextVar("symtrace_agentchat_tool_order", default=())
 
@@ -43,22 +49,45 @@ def _tool_order(order: tuple[str, ...]) -> Iterator[None]:
 
 
 def tool_lane(call_id: str | None) -> contextlib.AbstractContextManager[None]:
-    """The lane of a tool call: `<agent>/tool#<i>` when the call came from a model response."""
+    """The lane of a tool call: `<agent lane>/tool#<i>` when it came from a model response."""
     current = context.current()
     order = _TOOL_ORDER.get()
     if current.agent is None or call_id is None or call_id not in order:
         return contextlib.nullcontext()
-    return context.lane(f"{current.agent}/tool#{order.index(call_id)}")
+    return context.lane(f"{current.lane}/tool#{order.index(call_id)}")
+
+
+def attributed(agent: Any, reason: str | None = None) -> contextlib.AbstractContextManager[None]:
+    """Attribution to *agent* (a chat agent or a team manager) on its instance lane."""
+    name = agent_name(agent)
+    return context.agent(name, lane=instance_lane(agent, name), reason=reason)
+
+
+def agent_name(agent: Any) -> str:
+    """A chat agent's name, or a manager's stable name (see manager_name)."""
+    name = getattr(agent, "name", None)
+    return name if isinstance(name, str) and name else manager_name(agent)
+
+
+def register(original: Wrapper) -> Wrapper:
+    """Hook for `BaseChatAgent.__init__`: number same-named instances in creation order."""
+
+    @functools.wraps(original)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        instance_lane(self, agent_name(self))
+
+    return __init__
 
 
 async def attributed_stream(
-    stream: Any, name: str, request_event: type | None, reason: str | None = None
+    stream: Any, agent: Any, request_event: type | None, reason: str | None = None
 ) -> AsyncIterator[Any]:
-    """Re-yield *stream*, running each of its steps attributed to agent *name*."""
+    """Re-yield *stream*, running each of its steps attributed to *agent*."""
     order: tuple[str, ...] = ()
     try:
         while True:
-            with context.agent(name, reason=reason), _tool_order(order):
+            with attributed(agent, reason), _tool_order(order):
                 try:
                     item = await anext(stream)
                 except StopAsyncIteration:
@@ -67,7 +96,7 @@ async def attributed_stream(
                 order = tuple(call.id for call in item.content)
             yield item
     finally:
-        with context.agent(name, reason=reason):
+        with attributed(agent, reason):
             await stream.aclose()
 
 
@@ -77,7 +106,7 @@ def agent_turn(request_event: type) -> Callable[[Wrapper], Wrapper]:
     def factory(original: Wrapper) -> Wrapper:
         @functools.wraps(original)
         def on_messages_stream(self: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-            return attributed_stream(original(self, *args, **kwargs), self.name, request_event)
+            return attributed_stream(original(self, *args, **kwargs), self, request_event)
 
         return on_messages_stream
 
@@ -89,7 +118,7 @@ def participant_turn(original: Wrapper) -> Wrapper:
 
     @functools.wraps(original)
     async def handle_request(self: Any, message: Any, ctx: Any) -> Any:
-        with context.agent(self._agent.name):
+        with attributed(self._agent):
             return await original(self, message, ctx)
 
     return handle_request
@@ -101,7 +130,7 @@ def manager_call(reason: str) -> Callable[[Wrapper], Wrapper]:
     def factory(original: Wrapper) -> Wrapper:
         @functools.wraps(original)
         async def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-            with context.agent(manager_name(self), reason=reason):
+            with attributed(self, reason):
                 return await original(self, *args, **kwargs)
 
         return wrapper

@@ -17,7 +17,6 @@ from autogen_agentchat.base import TaskResult
 from autogen_agentchat.messages import BaseChatMessage, StopMessage, ToolCallRequestEvent
 from autogen_agentchat.tools._task_runner_tool import TaskRunnerTool
 
-from symtrace import context
 from symtrace.adapter import Hook
 from symtrace.api import final_result
 from symtrace.tools import call_tool
@@ -43,6 +42,8 @@ def hook_table() -> Sequence[Hook]:
              agent_turn, "a SocietyOfMindAgent's turn (its summary call)"),
         Hook(AGENTS + "_code_executor_agent:CodeExecutorAgent.on_messages_stream", agent_turn,
              "a CodeExecutorAgent's turn (its optional model calls)"),
+        Hook(AGENTS + "_base_chat_agent:BaseChatAgent.__init__", attribution.register,
+             "every chat agent's creation: same-named instances get lanes name, name@2, ..."),
         Hook(AGENTS + "_base_chat_agent:BaseChatAgent.run", standalone_run,
              "a standalone agent run (any agent class): attribution, final result"),
         Hook(AGENTS + "_base_chat_agent:BaseChatAgent.run_stream", standalone_run_stream,
@@ -101,7 +102,7 @@ def _declare(item: Any) -> None:
 def standalone_run(original: Wrapper) -> Wrapper:
     @functools.wraps(original)
     async def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with context.agent(self.name):
+        with attribution.attributed(self):
             result = await original(self, *args, **kwargs)
         _declare(result)
         return result
@@ -113,7 +114,7 @@ def standalone_run_stream(original: Wrapper) -> Wrapper:
     @functools.wraps(original)
     def run_stream(self: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         stream = attribution.attributed_stream(
-            original(self, *args, **kwargs), self.name, ToolCallRequestEvent
+            original(self, *args, **kwargs), self, ToolCallRequestEvent
         )
         return _declaring(stream)
 

@@ -37,6 +37,17 @@ def model_client(**kwargs: Any) -> OpenAIChatCompletionClient:
     return OpenAIChatCompletionClient(model=MODEL, max_retries=0, **kwargs)
 
 
+PERTURB_ENV = "AGENTCHAT_EXAMPLE_PERTURB"
+
+
+def system_message(agent: str, text: str) -> str:
+    """An agent's system message; AGENTCHAT_EXAMPLE_PERTURB=<agent> changes that one agent's
+    (the tests' perturbation: strict replay must then fail at that agent's first call)."""
+    if os.environ.get(PERTURB_ENV) == agent:
+        return text + " Be brief."
+    return text
+
+
 def stable_number(text: str, low: int, high: int) -> int:
     """A fake but deterministic data source for the example tools."""
     digest = hashlib.sha256(text.encode()).digest()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 
-from agentchat_common import model_client, show, stable_number, transcript
+from agentchat_common import model_client, show, stable_number, system_message, transcript
 from autogen_agentchat.agents import AssistantAgent
 from autogen_agentchat.conditions import MaxMessageTermination, TextMentionTermination
 from autogen_agentchat.teams import SelectorGroupChat
@@ -44,7 +44,8 @@ async def run() -> list[str]:
     )
     writer = AssistantAgent(
         "writer", model_client=client, description="Writes the final answer.",
-        system_message="You are the writer. Answer the user from the facts; end with TERMINATE.",
+        system_message=system_message(
+            "writer", "You are the writer. Answer the user from the facts; end with TERMINATE."),
     )
     team = SelectorGroupChat(
         [planner, researcher, writer],
