@@ -41,7 +41,8 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", metavar="PATH", help="gguf file (default: packaged SmolLM2)")
     parser.add_argument("--port-file", metavar="FILE", help="write the port here once ready")
     parser.add_argument("--n-ctx", type=int, default=8192, help="context size (8192)")
-    parser.add_argument("--threads", type=int, default=2, help="CPU threads (2)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="CPU threads (1: 2 threads crawl when the cores are shared)")
     parser.add_argument("--seed", type=int, default=0, help="sampling seed (0)")
     parser.add_argument("--max-tokens", type=int, default=512,
                         help="completion cap when a request sets none (512)")
@@ -57,7 +58,7 @@ def _fail(message: str, code: int = EXIT_USAGE) -> int:
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGINT/SIGTERM; 0 on a clean stop, 2 usage, 3 unavailable / failed start."""
     from symtrace.localllm.errors import LocalLLMError
-    from symtrace.localllm.serve import write_atomically
+    from symtrace.localllm.protocol import write_atomically
     from symtrace.localllm.server import LocalLLM
 
     try:

@@ -23,7 +23,8 @@ from typing import Any
 
 import orjson
 
-STATS_PATH = "/_symtrace/stats"
+from symtrace.localllm.protocol import STATS_PATH, write_atomically
+
 COMPLETION_SUFFIXES = ("/chat/completions", "/completions")
 
 Scope = MutableMapping[str, Any]
@@ -58,12 +59,6 @@ def bind(host: str, port: int) -> socket.socket:
     sock.bind((host.strip("[]"), port))
     sock.listen(128)
     return sock
-
-
-def write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def exit_with_parent(parent_pid: int) -> None:

@@ -24,7 +24,7 @@ import orjson
 
 from symtrace.localllm.chat_format import DEFAULT_MAX_TOKENS, FORMAT_NAME
 from symtrace.localllm.errors import LocalLLMStartError
-from symtrace.localllm.serve import STATS_PATH
+from symtrace.localllm.protocol import STATS_PATH
 from symtrace.localllm.weights import require_runtime, resolve_model_path
 from symtrace.stub.server import StubLLM, check_loopback
 
@@ -45,6 +45,8 @@ class LocalLLM:
     are not installed and ``LocalLLMStartError`` when the process dies or does not answer
     ``/v1/models`` within *start_timeout* seconds; in both cases nothing is left running.
     *seed* is the model's sampling seed (outputs at temperature 0 do not depend on it).
+    *n_threads* defaults to 1: on a busy 2-core machine llama.cpp's 2 threads wait for each
+    other at every step and ran 10-25x slower than 1 thread (docs/local-llm.md).
     """
 
     def __init__(
@@ -53,7 +55,7 @@ class LocalLLM:
         host: str = "127.0.0.1",
         port: int = 0,
         n_ctx: int = 8192,
-        n_threads: int = 2,
+        n_threads: int = 1,
         seed: int = 0,
         chat_format: str = FORMAT_NAME,
         *,

@@ -7,8 +7,8 @@ chat format. The server's pydantic models resolve ``llama_cpp.ChatCompletionRequ
 when ``llama_cpp.server.types`` is first imported, so this must run before that import.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: the TypedDict below must hold real types, since
+# its annotations refer to the *llama_types* argument, which pydantic cannot resolve later.
 import sys
 from types import ModuleType
 from typing import Any, Literal, NotRequired, Optional, Union
