@@ -86,6 +86,7 @@ class StudyConfig:
     templates_path: Path | None = None
     placement: str = "user"
     max_error_rate: float = 0.1
+    cases_path: Path | None = None  # reuse another study's frozen case set
     source: Path | None = field(default=None, compare=False)
 
     def templates(self) -> Templates:
@@ -101,6 +102,7 @@ class StudyConfig:
         data = asdict(self)
         data["out"] = str(self.out)
         data["templates_path"] = str(self.templates_path) if self.templates_path else None
+        data["cases_path"] = str(self.cases_path) if self.cases_path else None
         data.pop("source")
         return data
 
@@ -126,7 +128,8 @@ def load_config(path: str | os.PathLike[str], *, out: Path | None = None) -> Stu
 def parse_config(raw: dict[str, Any], *, base: Path = Path("."), out: Path | None = None,
                  source: Path | None = None) -> StudyConfig:
     known = {"name", "out", "backend", "mas", "tasks", "seeds", "methods", "reference",
-             "attempts", "rq1", "judge", "templates", "placement", "max_error_rate", "_comment"}
+             "attempts", "rq1", "judge", "templates", "placement", "max_error_rate", "cases",
+             "_comment"}
     unknown = sorted(set(raw) - known)
     if unknown:
         raise StudyConfigError(f"unknown config keys {unknown}; known: {sorted(known)}")
@@ -152,6 +155,9 @@ def parse_config(raw: dict[str, Any], *, base: Path = Path("."), out: Path | Non
         raise StudyConfigError("seeds must be a non-empty list of integers")
     templates = raw.get("templates")
     templates_path = (base / templates) if templates else None
+    cases_path = (base / raw["cases"]) if raw.get("cases") else None
+    if cases_path is not None and not cases_path.is_file():
+        raise StudyConfigError(f"cases: no frozen case set at {cases_path}")
     config = StudyConfig(
         name=str(raw.get("name", "study")),
         out=out or Path(raw.get("out", "out/study")),
@@ -168,6 +174,7 @@ def parse_config(raw: dict[str, Any], *, base: Path = Path("."), out: Path | Non
         templates_path=templates_path,
         placement=str(raw.get("placement", "user")),
         max_error_rate=_rate(raw.get("max_error_rate", 0.1)),
+        cases_path=cases_path,
         source=source,
     )
     if len({m.name for m in config.mas}) != len(config.mas):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -47,8 +48,6 @@ class Study:
             if self.out.exists() and any(self.out.iterdir()):
                 raise StudyStateError(f"{self.out} exists and is not a study directory")
             return
-        import orjson
-
         previous = orjson.loads(stored.read_bytes())
         if previous.get("fingerprint") != self.config.fingerprint() or previous.get(
                 "methods") != list(self.config.methods):
@@ -84,9 +83,18 @@ class Study:
     def _collect(self, executor: Executor) -> dict[str, Any]:
         frozen = self.out / "cases.json"
         if frozen.exists():  # collect once, then reuse
-            import orjson
-
             return orjson.loads(frozen.read_bytes())
+        if self.config.cases_path is not None:  # another study's frozen case set
+            cases = orjson.loads(self.config.cases_path.read_bytes())
+            home = self.config.cases_path.resolve().parent
+            names = {m.name for m in self.config.mas}
+            for case in cases["cases"]:
+                if case["mas"] not in names:
+                    raise StudyStateError(f"{self.config.cases_path}: case {case['case']} uses "
+                                          f"MAS {case['mas']!r}, which this config lacks")
+                case["bundle"] = str(home / case["bundle"])
+            write_json(frozen, cases)
+            return cases
         rows = self.collect_log.load()
         self._execute(executor, plan.collect_jobs(self.config), rows, "collect", self.collect_log)
         cases = freeze(rows.values())
