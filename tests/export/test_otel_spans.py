@@ -208,6 +208,20 @@ def test_a_child_bundle_links_to_its_parent_run(tmp_path: Path) -> None:
     assert "symtrace.live" not in by_event(parent_spans)["agent_action_0000"].attributes
 
 
+def test_a_crashed_run_still_exports_what_was_recorded(tmp_path: Path) -> None:
+    call = Event("tool_call_0000", 0, EventType.TOOL_CALL, "worker", agent="worker",
+                 request={"tool": "fetch", "arguments": {"url": "x"}}).with_hashes()
+    manifest = {"format_version": 1, "kind": "recording", "complete": False, "task": None,
+                "initial_state": {}, "config": {}, "outcome": {"status": "killed"}}
+    spans = finished(Bundle(tmp_path / "crashed", manifest, (call,)))
+    assert [s.name for s in spans] == ["invoke_workflow crashed", "invoke_agent worker",
+                                       "execute_tool fetch"]
+    assert spans[2].attributes["symtrace.unfinished"] is True
+    assert spans[0].status.status_code is StatusCode.ERROR
+    empty = finished(Bundle(tmp_path / "empty", manifest, ()))
+    assert [s.name for s in empty] == ["invoke_workflow empty"]
+
+
 def test_no_content_leaves_out_prompts_and_values() -> None:
     bundle = load_bundle(BUNDLES / "crewai-sequential")
     spans = finished(bundle, content=False)
