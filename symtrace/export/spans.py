@@ -25,8 +25,8 @@ import orjson
 
 from symtrace._version import __version__
 from symtrace.bundle.reader import Bundle
-from symtrace.diagnosis.view import parse_json
 from symtrace.events import EdgeKind, Event, EventType
+from symtrace.export.genai_messages import input_messages, output_messages
 
 AttrValue = str | bool | int | float | Sequence[str]
 STEP_NS = 1_000_000  # one position in O on the sequence clock
@@ -355,53 +355,6 @@ def _tool_error(event: Event) -> tuple[str, str] | None:
     error = response.get("error") if isinstance(response.get("error"), dict) else {}
     kind = str(error.get("type") or "_OTHER")
     return kind, f"{kind}: {error.get('message') or ''}".rstrip(": ")
-
-
-def input_messages(messages: list[Any]) -> list[dict[str, Any]]:
-    """Chat messages in the GenAI conventions' shape: role plus typed parts."""
-    out = []
-    for message in messages:
-        if not isinstance(message, dict):
-            continue
-        role = str(message.get("role") or "user")
-        parts: list[dict[str, Any]] = []
-        if role == "tool":
-            parts.append({"type": "tool_call_response", "id": message.get("tool_call_id"),
-                          "response": message.get("content")})
-        else:
-            parts.extend(_text_parts(message.get("content")))
-            parts.extend(_call_parts(message.get("tool_calls")))
-        out.append({"role": role, "parts": parts})
-    return out
-
-
-def output_messages(choices: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
-    for choice in choices:
-        message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
-        parts = [*_text_parts(message.get("content")), *_call_parts(message.get("tool_calls"))]
-        out.append({"role": str(message.get("role") or "assistant"), "parts": parts,
-                    "finish_reason": choice.get("finish_reason")})
-    return out
-
-
-def _text_parts(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        return [{"type": "text", "content": content}]
-    if isinstance(content, list):
-        return [{"type": "text", "content": p.get("text")} for p in content
-                if isinstance(p, dict) and p.get("type") == "text"]
-    return []
-
-
-def _call_parts(calls: Any) -> list[dict[str, Any]]:
-    parts = []
-    for call in calls if isinstance(calls, list) else []:
-        function = call.get("function") if isinstance(call, dict) else None
-        if isinstance(function, dict):
-            parts.append({"type": "tool_call", "id": call.get("id"), "name": function.get("name"),
-                          "arguments": parse_json(function.get("arguments"))})
-    return parts
 
 
 def _json(value: Any) -> str:
