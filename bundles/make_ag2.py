@@ -29,7 +29,8 @@ from symtrace.stub import StubLLM
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = json.loads((REPO / "examples" / "ag2" / "stub_scripts.json").read_text())
 SCENARIOS = ("two_agent", "two_agent_async", "groupchat_auto", "groupchat_random",
-             "tool_error", "cache")
+             "tool_error", "cache", "nested_chats", "chat_sequence", "chats_async",
+             "groupchat_async")
 DIVERGENT = REPO / "bundles" / "divergent" / "ag2-edited-writer-prompt"
 SEED = "1"
 

@@ -36,7 +36,7 @@ from symtrace.stub import StubLLM
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples" / "crewai"
 SCENARIOS = ("sequential", "hierarchical", "parallel_tools", "tool_error", "structured_output",
-             "openai_host")
+             "openai_host", "async_tasks", "trip_flow", "planning", "guardrails")
 SEED = "1"
 OPENAI_HOST_URL = "http://api.openai.com/v1"
 

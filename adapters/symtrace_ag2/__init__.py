@@ -20,11 +20,14 @@ from collections.abc import Sequence
 
 from symtrace.adapter import Hook, PatchingAdapter
 from symtrace_ag2 import _attribution, _cache, _chat, _human_input, _nondeterminism, _tools
+from symtrace_ag2._chat import UnsupportedConstruct
 
 AGENT = "autogen.agentchat.conversable_agent:ConversableAgent"
 GROUP_CHAT = "autogen.agentchat.groupchat:GroupChat"
 
 HOOKS: tuple[Hook, ...] = (
+    Hook(f"{AGENT}.__init__", _attribution.registered_at_creation,
+         "numbers same-named agent objects in construction order (lanes name, name@2, ...)"),
     Hook("autogen.oai.client:OpenAIWrapper.create", _attribution.llm_create,
          "every LLM call: agent=, lane and reason from the `agent=` argument; wraps `cache=`"),
     Hook(f"{AGENT}._reflection_with_llm", _attribution.reflection_summary,
@@ -55,6 +58,9 @@ HOOKS: tuple[Hook, ...] = (
          "declares the outermost chat's summary as the final result"),
     Hook(f"{AGENT}.a_initiate_chat", _chat.a_initiate_chat,
          "async twin: declares the outermost chat's summary"),
+    Hook("autogen.agentchat.conversable_agent:a_initiate_chats",
+         _chat.refusing_shared_recipients,
+         "refuse concurrent chats with one recipient (UnsupportedConstruct) before any runs"),
 )
 
 
@@ -73,4 +79,4 @@ class AG2Adapter(PatchingAdapter):
         return HOOKS
 
 
-__all__ = ["HOOKS", "AG2Adapter"]
+__all__ = ["HOOKS", "AG2Adapter", "UnsupportedConstruct"]

@@ -14,7 +14,14 @@ Framework-internal calls get a reason:
   runs under the same attribution, so the random draw (see _nondeterminism.py) lands there too.
 * `summary`: `summary_method="reflection_with_llm"` asks the model for a chat summary.
 
-Regular agent calls run on the agent's own lane (its name).
+Regular agent calls run on the agent's own lane: its name, or `f"{name}@2"` for the second
+agent object with that name (`symtrace.lane_identity.instance_lane`, registered when AG2
+constructs the agent, so in program order). Chats that `a_initiate_chats`
+runs at the same time are separate actors even when they share an agent (the user proxy that
+starts them all, runs their tools and asks for their summaries): inside such a chat, calls
+made on the event loop get the lane `f"chat#{chat_id}/{name}"` (`lane_for`). Calls AG2 runs on
+executor threads do not see that context and keep the agent's name, the same way in record
+and replay.
 """
 
 from __future__ import annotations
@@ -22,23 +29,63 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 from weakref import WeakKeyDictionary
 
 from symtrace import context
+from symtrace.lane_identity import instance_lane
 from symtrace_ag2._cache import CacheLens, inside_create
 
 SPEAKER_SELECTION = "speaker_selection"
 SUMMARY = "summary"
 GROUP_CHAT = "group_chat"  # attribution when a GroupChat selects without a manager
 
-# speaker_selection_agent -> name of the manager it selects for (weak: agents are throwaway)
-_selection_owner: WeakKeyDictionary[Any, str] = WeakKeyDictionary()
+# speaker_selection_agent -> (name, lane) of the manager it selects for (weak: throwaway agents)
+_selection_owner: WeakKeyDictionary[Any, tuple[str, str]] = WeakKeyDictionary()
+# the chat_id of the a_initiate_chats chat this context runs in (chats there run concurrently)
+_concurrent_chat: ContextVar[int | None] = ContextVar("symtrace_ag2_chat_id", default=None)
 
 
 def agent_name(agent: Any) -> str:
     name = getattr(agent, "name", None)
     return str(name) if name else type(agent).__name__
+
+
+def lane_of(agent: Any) -> str:
+    """The agent object's lane (its name, `name@n` for the n-th object with that name),
+    qualified by the concurrent chat it works in, if any."""
+    return lane_for(instance_lane(agent, agent_name(agent)))
+
+
+def lane_for(name: str) -> str:
+    """*name*'s lane, qualified by the concurrent chat it works in, if any."""
+    chat = _concurrent_chat.get()
+    return name if chat is None else f"chat#{chat}/{name}"
+
+
+def registered_at_creation(original: Callable[..., Any]) -> Callable[..., Any]:
+    """`ConversableAgent.__init__`: number same-named agents in the order they are built."""
+
+    @functools.wraps(original)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        instance_lane(self, agent_name(self))
+
+    return __init__
+
+
+@contextmanager
+def concurrent_chat(chat_id: Any) -> Iterator[None]:
+    """The block is one chat of `a_initiate_chats` (which gives every chat a chat_id)."""
+    if chat_id is None or _concurrent_chat.get() is not None:  # nested chats: same actor
+        yield
+        return
+    token = _concurrent_chat.set(chat_id)
+    try:
+        yield
+    finally:
+        _concurrent_chat.reset(token)
 
 
 @contextmanager
@@ -48,10 +95,12 @@ def _attributed(caller: Any) -> Iterator[None]:
         return
     owner = _selection_owner.get(caller)
     if owner is not None:
-        with context.agent(owner, reason=SPEAKER_SELECTION):
+        name, lane = owner
+        with context.agent(name, lane=lane, reason=SPEAKER_SELECTION):
             yield
         return
-    with context.agent(agent_name(caller), reason=context.current().reason):
+    with context.agent(agent_name(caller), lane=lane_of(caller),
+                       reason=context.current().reason):
         yield
 
 
@@ -84,7 +133,8 @@ def select_speaker(original: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(original)
     def wrapper(self: Any, last_speaker: Any, selector: Any, *args: Any, **kwargs: Any) -> Any:
-        with context.agent(_selector_name(selector), reason=SPEAKER_SELECTION):
+        name, lane = _selector(selector)
+        with context.agent(name, lane=lane, reason=SPEAKER_SELECTION):
             return original(self, last_speaker, selector, *args, **kwargs)
 
     return wrapper
@@ -96,7 +146,8 @@ def a_select_speaker(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     async def wrapper(self: Any, last_speaker: Any, selector: Any, *args: Any,
                       **kwargs: Any) -> Any:
-        with context.agent(_selector_name(selector), reason=SPEAKER_SELECTION):
+        name, lane = _selector(selector)
+        with context.agent(name, lane=lane, reason=SPEAKER_SELECTION):
             return await original(self, last_speaker, selector, *args, **kwargs)
 
     return wrapper
@@ -109,11 +160,14 @@ def internal_agents(original: Callable[..., Any]) -> Callable[..., Any]:
     def _create_internal_agents(self: Any, *args: Any, **kwargs: Any) -> Any:
         checking_agent, selection_agent = original(self, *args, **kwargs)
         selector = kwargs.get("selector", args[4] if len(args) > 4 else None)
-        _selection_owner[selection_agent] = _selector_name(selector)
+        _selection_owner[selection_agent] = _selector(selector)
         return checking_agent, selection_agent
 
     return _create_internal_agents
 
 
-def _selector_name(selector: Any) -> str:
-    return agent_name(selector) if selector is not None else GROUP_CHAT
+def _selector(selector: Any) -> tuple[str, str]:
+    """(name, lane) of the agent that selects the next speaker."""
+    if selector is None:
+        return GROUP_CHAT, lane_for(GROUP_CHAT)
+    return agent_name(selector), lane_of(selector)

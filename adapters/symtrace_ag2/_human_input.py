@@ -18,7 +18,7 @@ from typing import Any
 
 from symtrace import context
 from symtrace.tools import acall_tool, call_tool
-from symtrace_ag2._attribution import agent_name
+from symtrace_ag2._attribution import agent_name, lane_of
 
 HUMAN_INPUT = "ag2.human_input"
 
@@ -54,7 +54,7 @@ def _lens(iostream: Any) -> InputLens:
 def get_human_input(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def wrapper(self: Any, prompt: str, *args: Any, iostream: Any = None, **kwargs: Any) -> Any:
-        with context.agent(agent_name(self)):
+        with context.agent(agent_name(self), lane=lane_of(self)):
             return original(self, prompt, *args, iostream=_lens(iostream), **kwargs)
 
     return wrapper
@@ -64,7 +64,7 @@ def a_get_human_input(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     async def wrapper(self: Any, prompt: str, *args: Any, iostream: Any = None,
                       **kwargs: Any) -> Any:
-        with context.agent(agent_name(self)):
+        with context.agent(agent_name(self), lane=lane_of(self)):
             return await original(self, prompt, *args, iostream=_lens(iostream), **kwargs)
 
     return wrapper

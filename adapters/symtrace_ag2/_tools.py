@@ -35,7 +35,7 @@ from typing import Any
 from symtrace import context
 from symtrace.errors import SymtraceError
 from symtrace.tools import ReplayedToolError, acall_tool, call_tool
-from symtrace_ag2._attribution import agent_name
+from symtrace_ag2._attribution import agent_name, lane_of
 
 
 class RecordedToolError(ReplayedToolError):
@@ -151,11 +151,12 @@ def _viewed(agent: Any) -> Iterator[None]:
 def _tool_call(agent: Any, func_call: dict[str, Any], call_id: str | None) -> Iterator[ToolCall]:
     executor = agent_name(agent)
     index = call_index(agent, call_id)
+    lane = lane_of(agent)
     call = ToolCall(
         executor=executor,
         name=str(func_call.get("name", "")),
         call_id=call_id,
-        lane=f"{executor}/tool#{index}" if index is not None else f"{executor}/tool",
+        lane=f"{lane}/tool#{index}" if index is not None else f"{lane}/tool",
     )
     token = _in_flight.set(call)
     try:

@@ -1,7 +1,7 @@
 """Who makes a call: CrewAI agents become symtrace agents, lanes and reasons.
 
 Every agent works on its own strict lane, named by its role; a second agent with the same
-role in one crew works on `f"{role}#2"`, and so on (see `lane_of`). Three refinements:
+role in one crew works on `f"{role}@2"`, and so on (see `lane_of`). Three refinements:
 
 * a native tool call runs on the lane `f"{agent lane}/tool#{index}"`, `index` being its
   position in the LLM response, because CrewAI runs the calls of one response in parallel on
@@ -40,7 +40,7 @@ def role_of(agent: Any) -> str:
 
 
 def lane_of(agent: Any) -> str:
-    """The agent's strict lane: its role, or `f"{role}#{n}"` for the n-th same-role agent.
+    """The agent's strict lane: its role, or `f"{role}@{n}"` for the n-th same-role agent.
 
     Two agent objects with one role (a factory building one researcher per async task) are
     two sequential actors: sharing a lane would make their concurrent calls a spurious
@@ -54,7 +54,7 @@ def lane_of(agent: Any) -> str:
     if crew is not None and not isinstance(crew, str):
         same_role = [a for a in _crew_members(crew) if role_of(a) == role]
         ordinal = next((i for i, member in enumerate(same_role) if member is agent), 0)
-        lane = role if ordinal == 0 else f"{role}#{ordinal + 1}"
+        lane = role if ordinal == 0 else f"{role}@{ordinal + 1}"
     step = _flow_step.get()
     return lane if step is None else f"{step}/{lane}"
 

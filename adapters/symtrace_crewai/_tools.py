@@ -104,7 +104,8 @@ async def aboundary(tool: Any, arguments: dict[str, Any], invoke: Callable[[], A
 
 # -- hand-offs to coworkers -----------------------------------------------------------------
 def _handoff(tool: Any, arguments: dict[str, Any], invoke: Callable[[], T]) -> T:
-    session, ticket = _begin_handoff(tool, arguments)
+    session, call = _handoff_call(tool, arguments)
+    ticket = session.begin(call)
     try:
         with delegation():
             result = invoke()
@@ -119,7 +120,8 @@ def _handoff(tool: Any, arguments: dict[str, Any], invoke: Callable[[], T]) -> T
 
 async def _ahandoff(tool: Any, arguments: dict[str, Any], invoke: Callable[[], Awaitable[T]]
                     ) -> T:
-    session, ticket = _begin_handoff(tool, arguments)
+    session, call = _handoff_call(tool, arguments)
+    ticket = await session.abegin(call)  # may be held until its recorded completion turn
     try:
         with delegation():
             result = await invoke()
@@ -132,8 +134,8 @@ async def _ahandoff(tool: Any, arguments: dict[str, Any], invoke: Callable[[], A
     return result
 
 
-def _begin_handoff(tool: Any, arguments: dict[str, Any]) -> tuple[Any, Any]:
-    """Open the hand-off's tool_call; in replay it is matched like any call (not live)."""
+def _handoff_call(tool: Any, arguments: dict[str, Any]) -> tuple[Any, BoundaryCall]:
+    """The hand-off's tool_call; in replay it is matched like any call (not live)."""
     session = active()
     assert session is not None
     name = tool_name(tool)
@@ -142,7 +144,7 @@ def _begin_handoff(tool: Any, arguments: dict[str, Any]) -> tuple[Any, Any]:
     if call_id is not None:
         meta["call_id"] = call_id
     request = session.scrub(canonical_tool_call(name, _arguments(arguments)))
-    return session, session.begin(BoundaryCall.make(TOOL, request, meta))
+    return session, BoundaryCall.make(TOOL, request, meta)
 
 
 def _arguments(arguments: dict[str, Any]) -> JSONValue:

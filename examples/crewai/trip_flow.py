@@ -2,32 +2,22 @@
 time, and `@listen(and_(...))` runs a writer crew on both results.
 
 CrewAI runs the two listeners of one start concurrently (each sync step on a worker thread),
-so the two research crews, whose researchers share a role, overlap; the Lisbon tool sleeps,
-so they finish out of order. The flow's return value is the writer crew's output.
+so the two research crews, whose researchers share a role, overlap; the Lisbon tool sleeps
+(the tool of async_tasks.py), so they finish out of order. The flow's return value is the
+writer crew's output.
 
     python examples/crewai/trip_flow.py   # with OPENAI_BASE_URL and OPENAI_API_KEY set
 """
 
 from __future__ import annotations
 
-import time
-
+from async_tasks import city_weather  # the same slow-for-Lisbon tool
 from crewai import Agent, Crew, CrewOutput, Task
 from crewai.flow.flow import Flow, and_, listen, start
-from crewai.tools import tool
-from crewai_common import TOOL_RUNS, llm, report
+from crewai_common import llm, report
 
 WRITER_GOAL = "Compare two cities for a weekend"
 CITIES = ("Lisbon", "Porto")
-DELAYS = {"Lisbon": 0.08}
-
-
-@tool("city_weather")
-def city_weather(city: str) -> str:
-    """Typical weather for a city."""
-    TOOL_RUNS["city_weather"] += 1
-    time.sleep(DELAYS.get(city, 0.0))
-    return f"{city}: {19 if city == 'Lisbon' else 16}°C"
 
 
 def research_crew(city: str) -> Crew:

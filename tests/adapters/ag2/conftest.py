@@ -36,7 +36,7 @@ SCENARIOS = ("two_agent", "two_agent_async", "groupchat_auto", "groupchat_random
 # AG2 prints the EXECUTING/EXECUTED lines of tool calls gathered concurrently in whatever
 # order the tasks reach them: recording (tools really await) and replay (bodies skipped) may
 # interleave them differently. Declared volatile: same lines, same transcript, any order.
-CONCURRENT_SCENARIOS = frozenset({"two_agent_async"})
+CONCURRENT_SCENARIOS = frozenset({"two_agent_async", "chats_async"})
 TOOL_HELPERS = {  # the module-level helper each example's tool bodies call
     "two_agent": "_stable", "two_agent_async": "_stable", "groupchat_auto": "_stable",
     "tool_error": "_rate",

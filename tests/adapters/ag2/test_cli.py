@@ -55,7 +55,9 @@ class TestReferenceBundles:
     def test_the_tree_has_every_scenario(self) -> None:
         names = {p.name for p in REFERENCE}
         assert names == {"ag2-two_agent", "ag2-two_agent_async", "ag2-groupchat_auto",
-                         "ag2-groupchat_random", "ag2-tool_error", "ag2-cache"}
+                         "ag2-groupchat_random", "ag2-tool_error", "ag2-cache",
+                         "ag2-nested_chats", "ag2-chat_sequence", "ag2-chats_async",
+                         "ag2-groupchat_async"}
         assert DIVERGENT
 
     @pytest.mark.parametrize("bundle", REFERENCE, ids=lambda p: p.name)

@@ -4,8 +4,9 @@ strict replay fail at the right event; selective replay from an anchor and a str
 the child bundle.
 
 Patterns: nested chats (`register_nested_chats`, summarised by `reflection_with_llm`), a chat
-sequence (`initiate_chats` with carryover and a `reflection_with_llm` summary), and the
-auto-selecting group chat run with `a_initiate_chat`.
+sequence (`initiate_chats` with carryover and a `reflection_with_llm` summary), concurrent
+chats (`a_initiate_chats`: two at once sharing the user proxy, then one with both summaries as
+carryover), and the auto-selecting group chat run with `a_initiate_chat`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import Runner
+from conftest import Runner, assert_same_console
 
 import symtrace
 from symtrace import Event, load_bundle
@@ -51,6 +52,8 @@ PATTERNS = {
         Pattern("chat_sequence", "chat_sequence", "SUMMARY_PROMPT",
                 "Summarise in five words.", first("user_proxy", "summary"),
                 first("user_proxy", "summary")),
+        Pattern("chats_async", "chats_async", "WRITER_QUESTION", "Which city is drier?",
+                first("writer"), first("user_proxy", "summary")),
         Pattern("groupchat_async", "groupchat_auto", "WRITER_PROMPT",
                 "You are the writer. Write in French. TERMINATE.", first("writer"),
                 first("researcher")),
@@ -75,7 +78,8 @@ def test_twenty_strict_replays_reproduce_the_run_without_any_request(
     assert served == len(llm(list(load_bundle(tmp_path / "b").events))) > 0
     for attempt in range(REPLAYS):
         replayed = runner.replay(tmp_path / "b", name)
-        assert replayed.stdout == recorded.stdout, f"replay {attempt}"
+        assert replayed.transcript == recorded.transcript, f"replay {attempt}"
+        assert_same_console(name, recorded.stdout, replayed.stdout)
         assert replayed.final == recorded.final
     assert stub.served == served, "a strict replay sent a request"
 
@@ -148,3 +152,53 @@ def test_who_speaks_in_each_pattern(runner: Runner, endpoint, tmp_path: Path) ->
         if name == "chat_sequence":
             writer = events[-1].request["body"]["messages"]
             assert "hand luggage only" in str(writer) and "about 20°C" in str(writer)
+
+
+def test_concurrent_chats_sharing_agents_or_names_keep_their_calls_apart(
+        runner: Runner, endpoint, tmp_path: Path) -> None:
+    """The two chats a_initiate_chats runs at once both use the user proxy (tools, summary),
+    and their researchers share a name: on one lane their interleaving would be a spurious
+    reordering, so each chat and each agent object is its own actor."""
+    endpoint("chats_async")
+    runner.record(tmp_path / "b", "chats_async")
+    events = list(load_bundle(tmp_path / "b").events)
+    proxy = {(e.type.value, e.lane) for e in events
+             if e.agent == "user_proxy" and e.type.value in ("agent_action", "tool_call")}
+    assert proxy == {("tool_call", "chat#1/user_proxy/tool#0"),
+                     ("tool_call", "chat#2/user_proxy/tool#0"),
+                     ("agent_action", "chat#1/user_proxy"), ("agent_action", "chat#2/user_proxy")}
+    researchers = {e.lane for e in llm(events) if e.agent == "researcher"}
+    assert researchers == {"researcher", "researcher@2"}, "two agents, one name: two lanes"
+    writer = next(e for e in llm(events) if e.agent == "writer")
+    assert writer.lane == "writer"
+    opening = writer.request["body"]["messages"][-1]["content"]
+    assert opening.endswith("Lisbon is 19°C.\nPorto is 16°C.")  # prerequisite order
+
+
+def test_concurrent_chats_with_one_recipient_are_refused_before_any_request(
+        runner: Runner, endpoint, tmp_path: Path) -> None:
+    """Two chats at once with the same recipient interleave in that agent's own history by
+    thread timing: refused at record time with a typed error, nothing sent."""
+    from autogen import UserProxyAgent
+    from symtrace_ag2 import UnsupportedConstruct
+
+    stub = endpoint("chats_async")
+    module, _ = runner.example("chats_async")
+
+    async def program() -> None:
+        user = UserProxyAgent("user_proxy", human_input_mode="NEVER",
+                              code_execution_config=False)
+        shared = module.researcher("Lisbon", user)
+        await user.a_initiate_chats([
+            {"chat_id": 1, "recipient": shared, "message": "Weather in Lisbon?", "max_turns": 1},
+            {"chat_id": 2, "recipient": shared, "message": "Weather in Porto?", "max_turns": 1},
+            {"chat_id": 3, "recipient": shared, "message": "Again?", "max_turns": 1,
+             "prerequisites": [1, 2]},  # ordered after both: not the problem
+        ])
+
+    with pytest.raises(UnsupportedConstruct, match=r"chats 1 and 2 .* 'researcher'") as caught, \
+            symtrace.record(tmp_path / "b", adapters=["ag2"]):
+        runner.call(program)
+    assert isinstance(caught.value, symtrace.AdapterError)
+    assert stub.served == 0
+    assert not llm(list(load_bundle(tmp_path / "b").events))

@@ -62,8 +62,8 @@ def edit_budget_feedback(module: Any, patch: pytest.MonkeyPatch) -> None:
 FEATURES = {
     feature.name: feature for feature in (
         # the Porto task's own agent (second Researcher) is the first to send a changed request
-        Feature("async_tasks", edit_porto_task, lambda ev: on_lane(ev, "Researcher#2"),
-                lambda ev: on_lane(ev, "Researcher#2", 1), "Researcher"),
+        Feature("async_tasks", edit_porto_task, lambda ev: on_lane(ev, "Researcher@2"),
+                lambda ev: on_lane(ev, "Researcher@2", 1), "Researcher"),
         # only the research_porto step reads the second city
         Feature("trip_flow", edit_flow_cities,
                 lambda ev: on_lane(ev, "TripFlow.research_porto/Researcher"),
@@ -132,8 +132,9 @@ def test_selective_replay_from_an_anchor_and_strict_replay_of_the_child(name, re
     assert stub.served == sum(1 for e in llm_events(child.events) if e.id in live)
     assert anchor.id in child.lineage["superseded_events"]
     before = {e.id for e in llm_events(events) if e.position < anchor.position}
-    independent = {e.id for e in events if e.lane.startswith(FEATURES[name].independent_lane or
-                                                               "\0")}
+    lane = FEATURES[name].independent_lane
+    independent = {e.id for e in events if lane and (e.lane == lane
+                                                     or e.lane.startswith(f"{lane}/"))}
     assert before | independent <= set(child.lineage["replayed_events"])
 
     served = stub.served
@@ -148,7 +149,7 @@ def test_parallel_flow_steps_and_async_tasks_get_lanes_of_their_own(record):
         "TripFlow.research_lisbon/Researcher", "TripFlow.research_porto/Researcher",
         "TripFlow.compare/Writer"}
     tasks = record("async_tasks").events()
-    assert {e.lane for e in llm_events(tasks)} == {"Researcher", "Researcher#2", "Writer"}
+    assert {e.lane for e in llm_events(tasks)} == {"Researcher", "Researcher@2", "Writer"}
     assert {e.agent for e in llm_events(tasks)} == {"Researcher", "Writer"}
 
 
