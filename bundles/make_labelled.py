@@ -259,12 +259,25 @@ def run_crewai() -> None:
 
     model = LLM(model="gpt-4o-mini", max_retries=0)
     tools = [tool(t.__name__)(t) for t in TOOLS]
-    planner = Agent(role="Planner", goal="Split the task between the Researcher and the Writer",
-                    backstory="You plan trips.", llm=model)
-    researcher = Agent(role="Researcher", goal="Gather the facts the plan needs",
-                       backstory="You use your tools.", llm=model, tools=tools)
-    writer = Agent(role="Writer", goal="Write the final plan from the research",
-                   backstory="You write short plans.", llm=model)
+    planner = Agent(
+        role="Planner",
+        goal="Split the task between the Researcher and the Writer",
+        backstory="You plan trips.",
+        llm=model,
+    )
+    researcher = Agent(
+        role="Researcher",
+        goal="Gather the facts the plan needs",
+        backstory="You use your tools.",
+        llm=model,
+        tools=tools,
+    )
+    writer = Agent(
+        role="Writer",
+        goal="Write the final plan from the research",
+        backstory="You write short plans.",
+        llm=model,
+    )
     tasks = [
         Task(name="plan", agent=planner, description=TASK, expected_output="Instructions."),
         Task(name="research", agent=researcher, description="Do the research the plan asks for.",

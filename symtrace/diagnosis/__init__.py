@@ -13,14 +13,17 @@ from symtrace.diagnosis.errors import (
     DiagnosisConfigError,
     DiagnosisError,
     JudgeError,
+    LabelsError,
     NoEligibleAnchor,
     RepairUnavailable,
     TemplateError,
     TraceImportError,
 )
+from symtrace.diagnosis.evaluate import EvalReport, evaluate, load_labels
 from symtrace.diagnosis.guidance import build_guidance, build_task_prompt
 from symtrace.diagnosis.importers import ImportFormat, import_trace, load_source, trace_from_data
 from symtrace.diagnosis.judge import Judge, JudgeRequest, JudgeVerdict, OpenAIJudge
+from symtrace.diagnosis.origin import trace_origin
 from symtrace.diagnosis.pipeline import Diagnosis, NodeDiagnosis, diagnose
 from symtrace.diagnosis.repair import RepairPlan, RepairResult, plan_repair, repair
 from symtrace.diagnosis.rules import (
@@ -50,6 +53,7 @@ __all__ = [
     "DiagnosisConfig",
     "DiagnosisConfigError",
     "DiagnosisError",
+    "EvalReport",
     "Evidence",
     "Features",
     "ImportFormat",
@@ -57,6 +61,7 @@ __all__ = [
     "JudgeError",
     "JudgeRequest",
     "JudgeVerdict",
+    "LabelsError",
     "NoEligibleAnchor",
     "NodeDiagnosis",
     "NodeSymptoms",
@@ -80,8 +85,10 @@ __all__ = [
     "default_templates",
     "detect_symptoms",
     "diagnose",
+    "evaluate",
     "evidence_at",
     "import_trace",
+    "load_labels",
     "load_source",
     "load_templates",
     "parse_task",
@@ -91,5 +98,6 @@ __all__ = [
     "select_anchor",
     "strip_evaluator_info",
     "trace_from_data",
+    "trace_origin",
     "without",
 ]

@@ -298,9 +298,7 @@ class _Builder:
             self.open_calls.append((function["name"], tid))
         return aid
 
-    def result(
-        self, lane: str, message: dict[str, Any], meta: dict[str, Any] | None = None
-    ) -> str:
+    def result(self, lane: str, message: dict[str, Any], meta: dict[str, Any] | None = None) -> str:
         call_id = message.get("tool_call_id")
         tid = self.calls.pop(call_id, None) if isinstance(call_id, str) else None
         if tid is None:

@@ -104,9 +104,7 @@ class Diagnosis:
 
     @cached_property
     def anchor(self) -> AnchorChoice | None:
-        return first_eligible(
-            self.nodes, self.replayable, self.context, trace_back=self.trace_back
-        )
+        return first_eligible(self.nodes, self.replayable, self.context, trace_back=self.trace_back)
 
     def node(self, event_id: str) -> NodeDiagnosis:
         for node in self.nodes:

@@ -77,9 +77,7 @@ def plan_repair(
             "diagnosed but not replayed; record the run with symtrace to repair it"
         )
     use_judge = judge if policy is AnchorPolicy.SUSPICIOUS else None
-    diagnosis = diagnose(
-        bundle, rules=rules, config=config, judge=use_judge, trace_back=trace_back
-    )
+    diagnosis = diagnose(bundle, rules=rules, config=config, judge=use_judge, trace_back=trace_back)
     choice = select_anchor(diagnosis, policy, seed=seed)
     if choice is None:
         raise NoEligibleAnchor(_no_anchor_message(diagnosis, policy))

@@ -21,7 +21,7 @@ NO_CODE = (
 CODE = "Let me compute it.\n```python\nprint(total)\n```"
 FAILED = (
     "exitcode: 1 (execution failed)\nCode output: Traceback (most recent call last):\n"
-    '  File "x.py", line 1, in <module>\nNameError: name \'total\' is not defined\n'
+    "  File \"x.py\", line 1, in <module>\nNameError: name 'total' is not defined\n"
 )
 
 
@@ -73,8 +73,10 @@ class TestAG2CodeExecutor:
         assert by_type == [EventType.AGENT_ACTION, EventType.TOOL_CALL, EventType.TOOL_RESULT,
                            EventType.FINAL_RESULT]  # fmt: skip
         call, result = bundle.events[1], bundle.events[2]
-        assert call.request == {"tool": "execute_code",
-                                "arguments": {"code": "print(total)", "language": "python"}}
+        assert call.request == {
+            "tool": "execute_code",
+            "arguments": {"code": "print(total)", "language": "python"},
+        }
         assert result.response["ok"] is False and result.response["error"]["type"] == "NameError"
         assert result.meta == {"step": 1}
         d = diagnose(bundle)
@@ -124,7 +126,10 @@ class TestMagenticOne:
         assert bundle.task == "Distance Porto–Lisbon?"
         ctx = build_context(bundle)
         assert [(v.agent, v.step) for v in decisions(ctx)] == [
-            ("Orchestrator", 1), ("Orchestrator", 3), ("WebSurfer", 5)]
+            ("Orchestrator", 1),
+            ("Orchestrator", 3),
+            ("WebSurfer", 5),
+        ]
         d = diagnose(bundle)
         assert not any(Category.C2 in n.proposed for n in d.nodes)  # repeated ledgers are fine
 
@@ -143,8 +148,10 @@ class TestCrewAIObservations:
         ]  # fmt: skip
         bundle = trace_from_data(messages)
         result = next(e for e in bundle.events if e.type is EventType.TOOL_RESULT)
-        assert result.response == {"ok": False, "error": {"type": "ToolError", "module": None,
-                                                          "message": "no EUR rate for 'JPY'"}}
+        assert result.response == {
+            "ok": False,
+            "error": {"type": "ToolError", "module": None, "message": "no EUR rate for 'JPY'"},
+        }
         assert Category.C3 in diagnose(bundle).node(result.id).proposed
 
     def test_an_agent_saying_it_hit_an_error_is_not_a_tool_result(self):

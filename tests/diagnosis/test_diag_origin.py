@@ -48,7 +48,10 @@ class TestCausedByCall:
         call_maker = researcher_ids(b)[0]
         assert d.anchor.symptom == "tool_result_0000"
         assert (d.anchor.target, d.anchor.anchor, d.anchor.relation) == (
-            call_maker, call_maker, "self")
+            call_maker,
+            call_maker,
+            "self",
+        )
         assert [s.rule for s in d.anchor.trace] == ["caused_by_call"]
 
     def test_an_environment_failure_stays_and_is_handled_downstream(self):

@@ -15,6 +15,8 @@ EXPECTED = {
     "default_templates", "detect_symptoms", "diagnose", "evidence_at", "import_trace",
     "load_source", "load_templates", "parse_task", "plan_repair", "repair", "score",
     "select_anchor", "strip_evaluator_info", "trace_from_data", "without",
+    # issue 10: the --eval evaluation and the trace-back are public
+    "EvalReport", "LabelsError", "evaluate", "load_labels", "trace_origin",
 }  # fmt: skip
 
 
@@ -33,6 +35,7 @@ def test_errors_join_the_project_tree():
         "JudgeError",
         "RepairUnavailable",
         "DiagnosisConfigError",
+        "LabelsError",
     ):
         assert issubclass(getattr(diagnosis, name), SymtraceError)
     assert issubclass(diagnosis.TraceImportError, ValueError)
