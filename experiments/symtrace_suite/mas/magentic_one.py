@@ -11,8 +11,11 @@ orchestrator's own final answer is the program's answer.
 from __future__ import annotations
 
 import asyncio
+import functools
 import sys
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 from autogen_agentchat.agents import AssistantAgent
 from autogen_agentchat.messages import BaseChatMessage
@@ -31,12 +34,27 @@ MAX_TURNS = 8
 MAX_TOOL_ITERATIONS = 12
 
 
+def threaded(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """*fn* as a coroutine run by `asyncio.to_thread`, which copies the context.
+
+    AgentChat runs a sync tool with `loop.run_in_executor`, which does not: the httpx call
+    inside the tool would then not be nested under the tool's boundary, and a replay (which
+    skips the tool body) would wait for that call forever.
+    """
+
+    @functools.wraps(fn)
+    async def call(*args: Any, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    return call
+
+
 async def _run(run: Run) -> str:
     client = OpenAIChatCompletionClient(model=run.model, temperature=0, seed=0, max_retries=0)
     assistant = AssistantAgent(
         "assistant",
         model_client=client,
-        tools=list(TOOLS),
+        tools=[threaded(fn) for fn in TOOLS],
         description="Queries the shop, wiki and routing services with tools.",
         system_message=f"You are the assistant. {ANSWER_INSTRUCTION}",
         max_tool_iterations=MAX_TOOL_ITERATIONS,
