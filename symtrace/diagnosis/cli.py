@@ -183,10 +183,20 @@ def _judge(args: argparse.Namespace) -> OpenAIJudge | None:
 @contextmanager
 def _judge_session(args: argparse.Namespace, judge: OpenAIJudge | None) -> Iterator[None]:
     """Record the judge's calls (--record-judge) or serve them from a recording
-    (--replay-judge) with the core harness; the judge's httpx client is created inside."""
-    if judge is None or not (args.record_judge or args.replay_judge):
-        yield
-        return
+    (--replay-judge) with the core harness; the judge's httpx client is created inside, and
+    the judge is closed on the way out."""
+    try:
+        if judge is None or not (args.record_judge or args.replay_judge):
+            yield
+        else:
+            with _harness(args, judge):
+                yield
+    finally:
+        if judge is not None:
+            judge.close()
+
+
+def _harness(args: argparse.Namespace, judge: OpenAIJudge) -> Any:
     import symtrace
 
     name = "record" if args.record_judge else "replay"
@@ -196,14 +206,11 @@ def _judge_session(args: argparse.Namespace, judge: OpenAIJudge | None) -> Itera
     if args.record_judge:
         task = {
             "task": "symtrace diagnose (semantic judge)",
-            "bundle": args.bundle,
+            "bundle": args.bundle or getattr(args, "eval_labels", None),
             "judge_model": judge.model,
         }
-        context = session(args.record_judge, task=task)
-    else:
-        context = session(args.replay_judge)
-    with context:
-        yield
+        return session(args.record_judge, task=task)
+    return session(args.replay_judge)
 
 
 def run_diagnose(args: argparse.Namespace) -> int:
@@ -214,17 +221,13 @@ def run_diagnose(args: argparse.Namespace) -> int:
     source = load_source(args.bundle, fmt=args.import_format, task=args.task)
     judge = _judge(args)
     with _judge_session(args, judge):
-        try:
-            result = diagnose(
-                source,
-                rules=_rules(args),
-                config=_config(args),
-                judge=judge,
-                trace_back=args.trace_back,
-            )
-        finally:
-            if judge is not None:
-                judge.close()
+        result = diagnose(
+            source,
+            rules=_rules(args),
+            config=_config(args),
+            judge=judge,
+            trace_back=args.trace_back,
+        )
     if args.json:
         data = result.node(args.explain).to_json() if args.explain else result.to_json()
         sys.stdout.write(to_json_bytes(data).decode())
@@ -248,18 +251,14 @@ def run_eval(args: argparse.Namespace) -> int:
     labels = load_labels(args.eval_labels)
     rules, config, judge = _rules(args), _config(args), _judge(args)
     with _judge_session(args, judge):
-        try:
-            report = evaluate(
-                labels,
-                lambda bundle: diagnose(
-                    bundle, rules=rules, config=config, judge=judge, trace_back=args.trace_back
-                ),
-                seed=args.seed,
-                name=args.eval_labels,
-            )
-        finally:
-            if judge is not None:
-                judge.close()
+        report = evaluate(
+            labels,
+            lambda bundle: diagnose(
+                bundle, rules=rules, config=config, judge=judge, trace_back=args.trace_back
+            ),
+            seed=args.seed,
+            name=args.eval_labels,
+        )
     if args.json:
         sys.stdout.write(to_json_bytes(report.to_json()).decode())
     else:
@@ -272,26 +271,22 @@ def run_repair(args: argparse.Namespace) -> int:
     judge = _judge(args)
     templates = load_templates(args.templates) if args.templates else None
     with _judge_session(args, judge):
-        try:
-            result = repair(
-                args.bundle,
-                out=args.out,
-                policy=args.anchor_policy,
-                seed=args.seed,
-                judge=judge,
-                config=_config(args),
-                rules=_rules(args),
-                templates=templates,
-                placement=args.placement,
-                command=command or None,
-                report_json=args.report_json,
-                quiet=args.quiet or args.json,  # --json: stdout carries only the JSON
-                dry_run=args.dry_run,
-                trace_back=args.trace_back,
-            )
-        finally:
-            if judge is not None:
-                judge.close()
+        result = repair(
+            args.bundle,
+            out=args.out,
+            policy=args.anchor_policy,
+            seed=args.seed,
+            judge=judge,
+            config=_config(args),
+            rules=_rules(args),
+            templates=templates,
+            placement=args.placement,
+            command=command or None,
+            report_json=args.report_json,
+            quiet=args.quiet or args.json,  # --json: stdout carries only the JSON
+            dry_run=args.dry_run,
+            trace_back=args.trace_back,
+        )
     if args.json:
         sys.stdout.write(to_json_bytes(result.to_json()).decode())
     else:
