@@ -218,3 +218,37 @@ def test_paper_templates_load_with_the_papers_wording():
     assert "Mode: fail-then-rerun" in templates.texts["unguided_rerun"]
     config = parse_config({"templates": str(path)})
     assert config.templates().texts == templates.texts
+
+
+class ErrorExecutor(FakeExecutor):
+    """Every node-arm attempt is a system error (e.g. its replay cannot reach an endpoint)."""
+
+    def map(self, jobs):
+        for row in super().map(jobs):
+            if row["arm"] in ("suspicious", "random", "last"):
+                row.update(status="error", error="ConnectError: connection refused")
+            yield row
+
+
+def test_system_errors_are_counted_apart_and_fail_the_run(tmp_path, monkeypatch, capsys):
+    from symtrace_study.analysis import summarise
+    from symtrace_study.errors import TooManyErrors
+    from symtrace_study.report import load_study
+
+    config = config_for(tmp_path)
+    with pytest.raises(TooManyErrors, match="system errors"):
+        run(config, ErrorExecutor(), monkeypatch)
+    summary = summarise(*load_study(config.out))
+    table = summary["families"]["plain"]["methods"]
+    cases = summary["families"]["plain"]["cases"]
+    for arm in ("suspicious", "random", "last"):
+        assert table[arm]["n"] == 0 and table[arm]["errors"] == cases  # never failed repairs
+    assert summary["system_errors"] == 3 * cases
+    # the CLI exits non-zero and still writes the report, which shows the errors
+    path = tmp_path / "c.json"
+    path.write_bytes(orjson.dumps({"out": str(tmp_path / "cli"), "mas": ["plain"],
+                                   "tasks": TASKS, "seeds": [0]}))
+    monkeypatch.setattr(study_module, "open_executor", lambda *a: ErrorExecutor())
+    assert cli(["run", str(path)]) == 3
+    assert "System errors (reported apart, never failed repairs): **" in (
+        tmp_path / "cli" / "report.md").read_text()
