@@ -111,11 +111,13 @@ class AttemptRunner:
     def _rerun(self, job: Job) -> dict[str, Any]:
         """A task-level attempt (rerun/self_reflection/critic), or an RQ1 live rerun."""
         prompt = None
-        if job.arm in TASK_PROMPTS:
-            case = job.case
-            prompt = build_task_prompt(
-                TASK_PROMPTS[job.arm], parse_task(self._get_task(job.task).to_json()),
-                previous_final_answer=case["answer"], templates=self._templates)
+        if job.phase == "repair" or self.config.rq1_prompt == "unguided":
+            task = self._get_task(job.task)
+            spec = parse_task({**task.to_json(), "benchmark": "symtrace_suite",
+                               "split": task.site})
+            prompt = build_task_prompt(TASK_PROMPTS[job.arm], spec,
+                                       previous_final_answer=job.case["answer"],
+                                       templates=self._templates)
         path = self.config.out / job.bundle
         observed = self._live(job, path, prompt=prompt)
         row = _observed_row(observed, path)

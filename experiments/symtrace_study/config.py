@@ -82,6 +82,7 @@ class StudyConfig:
     attempts: int
     rq1_k: int  # 0 disables RQ1
     equivalence: str
+    rq1_prompt: str = "unguided"  # RQ1 reruns: the unguided-rerun prompt or the original task
     judge: JudgeSpec | None = None
     templates_path: Path | None = None
     placement: str = "user"
@@ -170,6 +171,8 @@ def parse_config(raw: dict[str, Any], *, base: Path = Path("."), out: Path | Non
         attempts=attempts,
         rq1_k=_int(rq1.get("k", 3), "rq1.k", low=0),
         equivalence=equivalence,
+        rq1_prompt=_choice(rq1.get("rerun_prompt", "unguided"), "rq1.rerun_prompt",
+                           ("unguided", "original")),
         judge=_judge(raw.get("judge")),
         templates_path=templates_path,
         placement=str(raw.get("placement", "user")),
@@ -191,6 +194,12 @@ def parse_config(raw: dict[str, Any], *, base: Path = Path("."), out: Path | Non
 def _int(value: Any, name: str, *, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise StudyConfigError(f"{name} must be an integer >= {low}, got {value!r}")
+    return value
+
+
+def _choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise StudyConfigError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
     return value
 
 

@@ -41,10 +41,11 @@ _WORKER: Worker | None = None
 
 def _init(config: StudyConfig) -> None:
     global _WORKER
-    import atexit
+    from multiprocessing import util
 
     _WORKER = Worker(config)
-    atexit.register(_WORKER.close)
+    # pool processes end with os._exit (no atexit); a Finalize with a priority still runs
+    util.Finalize(_WORKER, _WORKER.close, exitpriority=10)
 
 
 def _run(job: Job) -> dict[str, Any]:
@@ -63,7 +64,7 @@ class LocalPool:
         yield from self._pool.imap_unordered(_run, jobs)
 
     def close(self) -> None:
-        self._pool.close()  # workers exit and run their atexit cleanup
+        self._pool.close()  # workers exit and run their Finalize cleanup
         self._pool.join()
 
 
