@@ -111,6 +111,17 @@ class EvalReport:
             out[method] = {k: round(v / n, 6) for k, v in sorted(totals.items())}
         return out
 
+    def when_anchored(self) -> dict[str, float]:
+        """The anchor's accuracy on the traces where it exists (Algorithm 4 may decline to
+        intervene; the summary counts that as a miss, this shows the other side)."""
+        anchored = [t for t in self.traces if t.picks["anchor"].step is not None]
+        n = len(anchored) or 1
+        totals: dict[str, float] = {"count": float(len(anchored))}
+        for trace in anchored:
+            for key, value in trace.scores("anchor").items():
+                totals[key] = totals.get(key, 0.0) + value / n
+        return {k: round(v, 6) for k, v in sorted(totals.items())}
+
     def placement(self) -> dict[str, int]:
         """Where the anchor fell relative to the labelled step."""
         counts = {"before": 0, "at": 0, "after": 0, "none": 0}
@@ -135,6 +146,7 @@ class EvalReport:
             "count": len(self.traces),
             "summary": self.summary(),
             "anchor_placement": self.placement(),
+            "anchor_when_present": self.when_anchored(),
             "traces": [t.to_json() for t in self.traces],
         }
 
@@ -271,6 +283,11 @@ def render_report(report: EvalReport) -> str:
             f"{titles[method]:<22}{row['step_0']:>12.1%}{row['step_1']:>10.1%}"
             f"{row['step_3']:>10.1%}{row['agent']:>10.1%}"
         )
+    present = report.when_anchored()
+    lines.append(
+        f"anchor present on {int(present['count'])}/{len(report.traces)} traces; on those: "
+        f"step exact {present.get('step_0', 0.0):.1%}, agent {present.get('agent', 0.0):.1%}"
+    )
     placed = report.placement()
     lines.append(
         "anchor vs label: "

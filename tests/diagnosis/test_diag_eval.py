@@ -66,6 +66,23 @@ class TestEvaluate:
         text = render_report(report)
         assert "anchor (suspicious)" in text and "random (seed 3)" in text
 
+    def test_a_trace_without_an_anchor_counts_as_a_miss(self, labelled, tmp_path):
+        write_bundle(quiet_trace().bundle(), tmp_path / "quiet")
+        entries = json.loads(labelled.read_text())["traces"]
+        entries.append({"trace": "quiet", "mistake_step": 0, "mistake_agent": "greeter"})
+        labelled.write_text(json.dumps(entries))
+        report = evaluate(load_labels(labelled), diagnose)
+        assert report.placement() == {"before": 0, "at": 2, "after": 0, "none": 1}
+        assert report.summary()["anchor"]["step_0"] == pytest.approx(2 / 3, abs=1e-6)
+        assert report.when_anchored() == {
+            "agent": 1.0,
+            "count": 2.0,
+            "step_0": 1.0,
+            "step_1": 1.0,
+            "step_3": 1.0,
+        }
+        assert "anchor present on 2/3 traces" in render_report(report)
+
     def test_without_trace_back_the_anchor_lands_after_the_mistake(self, labelled):
         report = evaluate(load_labels(labelled), lambda b: diagnose(b, trace_back=False))
         assert report.summary()["anchor"]["step_0"] == 0.0
