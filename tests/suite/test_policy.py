@@ -296,3 +296,43 @@ def test_policy_cli_writes_the_port_file_and_serves(tmp_path: Path) -> None:
         text=True,
     )
     assert bad.returncode == 2 and "skill" in bad.stderr
+
+
+def test_a_foreach_over_nothing_is_done_without_a_call() -> None:
+    """shop-010 for a customer with no pending orders: answer at once, never an empty turn."""
+    task = get_task("shop-010")
+
+    def call(i: int, name: str, args: dict[str, Any], result: Any) -> list[dict[str, Any]]:
+        return [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"c{i}",
+                        "type": "function",
+                        "function": {"name": name, "arguments": json.dumps(args)},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": f"c{i}", "content": json.dumps(result)},
+        ]
+
+    history = [
+        *call(
+            0,
+            "shop_find_customers",
+            {"query": "Mara Quint"},
+            {"customers": [{"id": "C-108"}], "count": 1},
+        ),
+        *call(
+            1,
+            "shop_list_orders",
+            {"customer_id": "C-108", "status": "pending"},
+            {"orders": [], "count": 0},
+        ),
+    ]
+    for seed in range(20):
+        reply = SuitePolicy(seed, 1.0).respond(body(task, *history), 0)
+        assert reply.tool_calls == () and reply.content
+        assert 'FINAL ANSWER: {"canceled":[]}' in reply.content

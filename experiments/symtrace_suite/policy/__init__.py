@@ -280,6 +280,20 @@ def _progress(task: Task, history: list[ToolUse]) -> tuple[list[Any], int, int, 
     """Match the tool history to the plan: step results, next step, failures of that step."""
     results: list[Any] = [None] * len(task.plan)
     index, fails, failed, collected = 0, 0, None, []
+
+    def skip_empty(i: int) -> int:
+        """A foreach over no items is done without a call (nothing to cancel, say)."""
+        while i < len(task.plan) and "foreach" in task.plan[i]:
+            try:
+                if plan.step_calls(task.plan[i], results):
+                    break
+            except plan.Unresolved:
+                break
+            results[i] = []
+            i += 1
+        return i
+
+    index = skip_empty(index)
     for use in history:
         if index >= len(task.plan):
             break
@@ -300,7 +314,7 @@ def _progress(task: Task, history: list[ToolUse]) -> tuple[list[Any], int, int, 
             results[index], collected = collected, []
         else:
             results[index] = use.result
-        index, fails, failed = index + 1, 0, None
+        index, fails, failed = skip_empty(index + 1), 0, None
     return results, index, fails, failed
 
 

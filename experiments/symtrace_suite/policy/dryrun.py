@@ -102,3 +102,38 @@ def run_task(
             os.environ.pop(suite_tools.URLS_ENV, None)
         else:
             os.environ[suite_tools.URLS_ENV] = previous
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m symtrace_suite.policy.dryrun --skill 0.7 --seeds 5`: pass rates, no framework."""
+    import argparse
+    from collections import Counter
+
+    from symtrace_suite.services import start_services
+    from symtrace_suite.tasks import load_tasks
+
+    parser = argparse.ArgumentParser(prog="python -m symtrace_suite.policy.dryrun")
+    parser.add_argument("--skill", type=float, action="append", help="repeatable; default 0.7")
+    parser.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 per task")
+    args = parser.parse_args(argv)
+    tasks = load_tasks()
+    with start_services() as services:
+        for skill in args.skill or [0.7]:
+            passed: Counter[str] = Counter()
+            for seed in range(args.seeds):
+                policy = SuitePolicy(seed, skill)
+                for task in tasks:
+                    services.reset()
+                    answer, _ = run_task(policy, task, services.urls)
+                    passed[task.category] += task.evaluate(answer, services.state()).passed
+            total = {c: sum(t.category == c for t in tasks) * args.seeds for c in passed}
+            cells = "  ".join(f"{c} {passed[c] / total[c]:.2f}" for c in sorted(total))
+            overall = sum(passed.values()) / (len(tasks) * args.seeds)
+            print(f"skill {skill:.2f}: pass rate {overall:.3f}  ({cells})")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())
