@@ -78,11 +78,13 @@ def check_imported() -> None:
 
 
 def arm() -> None:
-    """Install (once) the import-time refusal; it acts only while a session is active."""
+    """Install the import-time refusal (once; again if someone reset sys.meta_path, as
+    pytester does after an inner run). It acts only while a session is active."""
     global _finder
     with _lock:
         if _finder is None:
             _finder = _RefusingFinder()
+        if _finder not in sys.meta_path:
             sys.meta_path.insert(0, _finder)
 
 

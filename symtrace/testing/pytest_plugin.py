@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from symtrace.testing.modes import RecordMode
     from symtrace.testing.recording import TestBundle
 
-MARKER_KEYS = frozenset({"bundle", "adapters", "secrets", "allow_hosts"})
+MARKER_KEYS = frozenset({"bundle", "adapters", "secret_env", "allow_hosts"})
 _SPEC = pytest.StashKey["TestBundle"]()
 _MODE = pytest.StashKey[tuple["RecordMode", str]]()
 _SEEN = pytest.StashKey[dict[Path, str]]()
@@ -61,7 +61,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "symtrace(bundle=None, adapters=None, secrets=(), allow_hosts=()): record the test's "
+        "symtrace(bundle=None, adapters=None, secret_env=(), allow_hosts=()): record the test's "
         "LLM/tool boundary calls into a bundle once, replay them strictly afterwards",
     )
     from symtrace.testing.modes import default_mode, in_ci, parse_mode
@@ -136,7 +136,7 @@ def _marker_spec(item: pytest.Item) -> TestBundle | None:
         action=decide(mode, exists=exists, changed=changed),
         mode_source=source,
         adapters=None if adapters is None else _names(adapters, "adapters"),
-        secrets=_names(marker.kwargs.get("secrets", ()), "secrets"),
+        secret_env=_names(marker.kwargs.get("secret_env", ()), "secret_env"),
         allow_hosts=_names(marker.kwargs.get("allow_hosts", ()), "allow_hosts"),
         test_module=digest,
     )

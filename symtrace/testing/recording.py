@@ -55,9 +55,12 @@ class TestBundle:
     action: Action
     mode_source: str  # where the mode came from: option, ini, CI, default
     adapters: tuple[str, ...] | None
-    secrets: tuple[str, ...]
+    secret_env: tuple[str, ...]  # names of environment variables whose values are redacted
     allow_hosts: tuple[str, ...]
     test_module: str | None  # digest of the test module's bytes
+
+    def secret_values(self) -> list[str]:
+        return [os.environ.get(name, "") for name in self.secret_env]
 
     def rerecord_hint(self) -> str:
         return f're-record it: pytest --symtrace-mode=rewrite "{self.nodeid}"'
@@ -102,7 +105,7 @@ def _recording(spec: TestBundle) -> Iterator[None]:
             staging,
             task=spec.nodeid,
             config={"pytest": {"nodeid": spec.nodeid, "test_module": spec.test_module}},
-            secrets=spec.secrets,
+            secrets=spec.secret_values(),
             adapters=spec.adapters,
         ):
             try:
@@ -142,7 +145,8 @@ def _replaying(spec: TestBundle, properties: list[tuple[str, object]]) -> Iterat
     failure: str | None = None
     with blocked_network(spec.allow_hosts) as attempts:
         try:
-            with symtrace.replay(spec.path, secrets=spec.secrets, adapters=spec.adapters):
+            with symtrace.replay(spec.path, secrets=spec.secret_values(),
+                                 adapters=spec.adapters):
                 yield
         except ReplayDivergence as exc:
             report = orjson.dumps(exc.report.to_json(), option=orjson.OPT_SORT_KEYS).decode()

@@ -250,3 +250,42 @@ def test_plain(stub, stub_llm):
     result = run(pytester, "--symtrace-mode=none")
     result.assert_outcomes(passed=1)
     assert not (pytester.path / "bundles").exists()
+
+
+def test_secret_env_values_never_reach_the_bundle(pytester: pytest.Pytester):
+    pytester._monkeypatch.setenv("MY_PLAIN_VALUE", "hunter2-very-private")
+    make(pytester, '''
+import os
+@pytest.mark.symtrace(secret_env=["MY_PLAIN_VALUE"])
+def test_secret(stub):
+    ask(stub, "my value is " + os.environ["MY_PLAIN_VALUE"])
+''')
+    run(pytester).assert_outcomes(passed=1)
+    bundle = pytester.path / "bundles" / "test_core" / "test_secret"
+    stored = b"".join(p.read_bytes() for p in bundle.rglob("*") if p.is_file())
+    assert b"hunter2-very-private" not in stored and b"my value is" in stored
+    run(pytester).assert_outcomes(passed=1)  # replays: the redacted request still matches
+
+
+def test_an_unsupported_framework_fails_the_test_and_keeps_no_bundle(
+    pytester: pytest.Pytester, tmp_path: Path
+):
+    site = tmp_path / "site"
+    (site / "ag2").mkdir(parents=True)
+    (site / "ag2" / "__init__.py").write_text("")
+    (site / "ag2-1.2.1.dist-info").mkdir()
+    (site / "ag2-1.2.1.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: ag2\nVersion: 1.2.1\n")
+    pytester.syspathinsert(site)
+    make(pytester, '''
+@pytest.mark.symtrace(adapters=[])  # the classic AG2 adapter would object first
+def test_v1(stub):
+    import ag2
+''')
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*symtrace: record failed: UnsupportedFrameworkError: symtrace cannot record or replay "
+        "programs using ag2 1.2.1*",
+    ])
+    assert list((pytester.path / "bundles" / "test_core").iterdir()) == []

@@ -96,3 +96,13 @@ def test_cli_record_of_a_program_importing_ag2_fails_loudly(ag2_v1, tmp_path):
     assert done.returncode != 0
     outcome = json.loads((tmp_path / "b" / "manifest.json").read_text())["outcome"]
     assert outcome["status"] == "error"
+
+
+def test_the_refusal_is_re_armed_after_sys_meta_path_was_reset(ag2_v1, tmp_path, monkeypatch):
+    with symtrace.record(tmp_path / "a", adapters=[]):
+        pass
+    monkeypatch.setattr(sys, "meta_path", [f for f in sys.meta_path
+                                           if type(f).__name__ != "_RefusingFinder"])
+    with (pytest.raises(UnsupportedFrameworkError),
+          symtrace.record(tmp_path / "b", adapters=[])):
+        import ag2  # noqa: F401
