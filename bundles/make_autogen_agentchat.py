@@ -5,9 +5,10 @@
 
 Each scenario `examples/autogen_agentchat/<name>.py` is recorded with `symtrace record` from
 the repository root (relative paths, so the bundle replays from any checkout) against the
-embedded endpoint in scripted mode (`examples/autogen_agentchat/scripts/<name>.json`), with a
-fixed seed and hash seed, into `bundles/autogen_agentchat-<name>/`, then strictly replayed
-once with no endpoint running to check it.
+embedded endpoint in scripted mode (`examples/autogen_agentchat/scripts/<name>.json`, slowed
+per agent by `scripts/<name>.latency.json` where it exists, so concurrent agents complete in a
+realistic order), with a fixed seed and hash seed, into `bundles/autogen_agentchat-<name>/`,
+then strictly replayed once with no endpoint running to check it.
 
 The divergent case `bundles/divergent/autogen_agentchat-critic-prompt/` is `round_robin`
 recorded while ROUND_ROBIN_CRITIC_PROMPT replaced the critic's system message. That variable
@@ -28,8 +29,12 @@ from symtrace.stub import StubLLM
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = Path("examples/autogen_agentchat")
+sys.path.insert(0, str(REPO / EXAMPLES))
+from stub_latency import add_latency  # noqa: E402 - lives next to the example programs
+
 SCENARIOS = ("assistant_tools", "round_robin", "selector", "magentic_one",
-             "streaming_tool_error")
+             "streaming_tool_error", "swarm", "graph_sequential", "graph_fanout",
+             "graph_conditional", "save_state", "twin_teams")
 DIVERGENT = Path("bundles/divergent/autogen_agentchat-critic-prompt")
 OLD_CRITIC_PROMPT = (
     "You are the critic. Review the draft and list every cliché in it. "
@@ -44,6 +49,7 @@ def symtrace(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str
 
 def record(name: str, out: Path, extra_env: dict[str, str] | None = None) -> None:
     with StubLLM(script=REPO / EXAMPLES / "scripts" / f"{name}.json") as stub:
+        add_latency(stub, name)
         env = {**os.environ, "OPENAI_BASE_URL": stub.url, "OPENAI_API_KEY": "sk-test",
                "PYTHONHASHSEED": "0", **(extra_env or {})}
         done = symtrace("record", "-o", str(out), "--force", "--quiet",

@@ -31,6 +31,8 @@ from symtrace.errors import SessionError
 from symtrace.events import Event, EventType
 
 COMPLETED = "completed"  # meta key: rank of the event's result in the completion order
+ABANDONED = "abandoned"  # meta key: an LLM call whose response never reached the program
+NEVER = -1  # rank of a record whose result never came in the recording
 TIMEOUT_ENV = "SYMTRACE_ORDER_TIMEOUT"
 DEFAULT_STALL_TIMEOUT = 20.0  # seconds without any boundary progress while a result is held
 # A thread released after another thread's delivery waits until that thread calls again or
@@ -58,9 +60,10 @@ def stall_timeout_from_env(default: float = DEFAULT_STALL_TIMEOUT) -> float:
 def completion_ranks(events: Sequence[Event]) -> dict[str, int] | None:
     """Record id -> recorded completion rank of its result, for top-level boundary records.
 
-    A tool call completes with its tool_result; a tool call whose result never came is left
-    out (replay refuses it anyway). None when the bundle carries no completion stamps (it was
-    recorded before they existed): such a bundle replays without holding.
+    A tool call completes with its tool_result. A call whose result never came (an abandoned
+    LLM call, a tool call without result) ranks NEVER: replay holds it until its caller gives
+    up. None when the bundle carries no completion stamps (it was recorded before they
+    existed): such a bundle replays without holding.
     """
     results = {
         e.parents[0].source: e for e in events if e.type is EventType.TOOL_RESULT and e.parents
@@ -73,9 +76,10 @@ def completion_ranks(events: Sequence[Event]) -> dict[str, int] | None:
             carrier: Event | None = event
         elif event.type is EventType.TOOL_CALL:
             carrier = results.get(event.id)
-            if carrier is None:
-                continue
         else:
+            continue
+        if carrier is None or carrier.meta.get(ABANDONED):
+            ranks[event.id] = NEVER
             continue
         rank = carrier.meta.get(COMPLETED)
         if not isinstance(rank, int):
@@ -101,7 +105,8 @@ class CompletionOrder:
         stall_timeout: float,
     ) -> None:
         self.enabled = ranks is not None
-        self._ranks = ranks or {}
+        self._ranks = {r: k for r, k in (ranks or {}).items() if k != NEVER}
+        self._never = {r for r, k in (ranks or {}).items() if k == NEVER}
         self._order = sorted(self._ranks, key=self._ranks.__getitem__)
         self._pending = set(self._order)
         self._head = 0
@@ -116,7 +121,11 @@ class CompletionOrder:
     # -- state -------------------------------------------------------------------------------
     def may_deliver(self, record_id: str) -> bool:
         """True when every result that completed before *record_id*'s was delivered."""
-        if not self.enabled or record_id not in self._pending:
+        if not self.enabled:
+            return True
+        if record_id in self._never:
+            return False
+        if record_id not in self._pending:
             return True
         return self._order[self._head] == record_id
 
@@ -135,6 +144,7 @@ class CompletionOrder:
                 self._handoff = (threading.current_thread(), time.monotonic() + HANDOFF_GRACE)
             for record_id in record_ids:
                 self._pending.discard(record_id)
+                self._never.discard(record_id)
             while self._head < len(self._order) and self._order[self._head] not in self._pending:
                 self._head += 1
             self.progress()

@@ -34,6 +34,7 @@ from symtrace.bundle.reader import Bundle
 from symtrace.bundle.writer import BundleWriter
 from symtrace.canonical import JSONValue
 from symtrace.completion_order import (
+    ABANDONED,
     COMPLETED,
     RESULT_TYPES,
     CompletionOrder,
@@ -195,10 +196,17 @@ class Replayer(Session):
                 None,
                 LLM if held.is_llm else TOOL,
                 hint=f"no boundary call progressed for {self.order.stall_timeout:g}s while "
-                f"{record_id} was held for results that completed before it in the "
-                "recording; the program waits for this result before asking for those "
-                "(a timing-dependent branch or a changed control flow). Raise "
-                "SYMTRACE_ORDER_TIMEOUT if the program computes that long between calls",
+                + (
+                    f"{record_id} was held for results that completed before it in the "
+                    "recording; the program waits for this result before asking for those "
+                    "(a timing-dependent branch or a changed control flow)"
+                    if waiting
+                    else f"{record_id} was held: its result never came in the recording (the "
+                    "caller gave up on it, or the run ended first), and now the program "
+                    "waits for it"
+                )
+                + "; raise SYMTRACE_ORDER_TIMEOUT if the program computes that long "
+                "between calls",
                 waiting_for=waiting,
             )
             self._first = OrderUnreachable(report)
@@ -330,6 +338,13 @@ class Replayer(Session):
         self._matched += 1
         served: JSONValue
         if record.type is EventType.AGENT_ACTION:
+            if record.meta.get(ABANDONED):  # reached only when nothing is held any more
+                report = self._report(
+                    DivergenceKind.UNEXPECTED_CALL, record, call, call.kind,
+                    hint="the recording has no response for this call (its caller gave up "
+                    "on it); the program now uses it",
+                )
+                self._fail(UnexpectedCall(report))
             served = record.response
             self._materialise(record)
         else:

@@ -21,7 +21,7 @@ from typing import Any
 from symtrace import context
 from symtrace.bundle.writer import BundleWriter
 from symtrace.canonical import JSONValue
-from symtrace.completion_order import COMPLETED, RESULT_TYPES
+from symtrace.completion_order import ABANDONED, COMPLETED, RESULT_TYPES
 from symtrace.context import Attribution
 from symtrace.errors import SessionError
 from symtrace.events import Edge, EdgeKind, Event, EventType, event_id
@@ -100,6 +100,7 @@ class Session:
         self._position = 0
         self._completions = 0  # rank of the next result handed to the program
         self.lane_identities = LaneIdentities()
+        self._open: dict[str, Ticket] = {}  # live LLM calls whose response has not come yet
         self._lock = threading.RLock()
 
     # -- the hook-facing API -------------------------------------------------------------
@@ -113,6 +114,7 @@ class Session:
     def finish(self, ticket: Ticket, response: JSONValue) -> Event:
         """Record a live call's result (LLM response or tool outcome); return the new event."""
         with self._lock:
+            self._open.pop(ticket.event_id, None)
             if ticket.call.kind == LLM:
                 return self._emit_new(ticket, EventType.AGENT_ACTION, ticket.request, response)
             return self._emit_tool_result(ticket, response)
@@ -124,6 +126,32 @@ class Session:
 
     def close(self) -> None:
         """End of the run; subclasses check what they must."""
+
+    def abandon_open(self) -> None:
+        """Record the LLM calls still waiting for a response as the session ends.
+
+        A call that was started but whose response never reached the program (its task was
+        cancelled, e.g. the loser of a race; or the run ended first) is part of the run: it is
+        written as an `agent_action` without response, `meta.abandoned`, no completion rank.
+        Replay matches it and holds it for good, until its caller gives up on it again.
+        """
+        with self._lock:
+            for ticket in sorted(self._open.values(), key=lambda t: t.position):
+                call = ticket.call
+                self._emit(
+                    Event(
+                        id=ticket.event_id,
+                        position=ticket.position,
+                        type=EventType.AGENT_ACTION,
+                        lane=call.attribution.lane,
+                        agent=call.attribution.agent,
+                        reason=call.attribution.reason,
+                        parents=ticket.parents,
+                        request=ticket.request,
+                        meta={**call.meta, ABANDONED: True},
+                    )
+                )
+            self._open.clear()
 
     # -- shared internals ----------------------------------------------------------------
     def scrub(self, request: JSONValue) -> JSONValue:
@@ -137,6 +165,8 @@ class Session:
                 ident, call.event_type, call.attribution.lane, request, call.meta
             )
             ticket = Ticket(call, ident, self._next_position(), parents, True, request)
+            if call.kind == LLM:
+                self._open[ident] = ticket
             if call.kind == TOOL:  # the tool_call node exists as soon as the call is made
                 self._emit(
                     Event(
@@ -203,7 +233,7 @@ class Session:
         Events are emitted when their result reaches the program, so the stamp is the global
         order in which results were delivered, across lanes: what replay reproduces.
         """
-        if event.type not in RESULT_TYPES:
+        if event.type not in RESULT_TYPES or event.meta.get(ABANDONED):
             return event
         rank = self._completions
         self._completions += 1
@@ -251,6 +281,7 @@ def activate(session: Session) -> None:
 
 def deactivate(session: Session) -> None:
     global _active
+    session.abandon_open()  # both the in-process and the CLI paths end a session here
     with _active_lock:
         if _active is session:
             _active = None

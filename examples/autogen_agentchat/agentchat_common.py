@@ -17,6 +17,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from autogen_agentchat.agents import AssistantAgent
 from autogen_agentchat.base import TaskResult
 from autogen_agentchat.messages import (
     BaseChatMessage,
@@ -46,6 +47,15 @@ def system_message(agent: str, text: str) -> str:
     if os.environ.get(PERTURB_ENV) == agent:
         return text + " Be brief."
     return text
+
+
+def assistants(client: OpenAIChatCompletionClient, prompts: dict[str, str]
+               ) -> list[AssistantAgent]:
+    """One AssistantAgent per (name, system message), in order."""
+    return [
+        AssistantAgent(name, model_client=client, system_message=system_message(name, text))
+        for name, text in prompts.items()
+    ]
 
 
 def stable_number(text: str, low: int, high: int) -> int:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from agentchat_common import model_client, show, system_message, transcript
-from autogen_agentchat.agents import AssistantAgent
+from agentchat_common import assistants, model_client, show, transcript
 from autogen_agentchat.conditions import MaxMessageTermination
 from autogen_agentchat.teams import DiGraphBuilder, GraphFlow
 
@@ -25,10 +24,7 @@ PROMPTS = {
 
 async def run() -> list[str]:
     client = model_client()
-    writer, critic, publisher = (
-        AssistantAgent(name, model_client=client, system_message=system_message(name, text))
-        for name, text in PROMPTS.items()
-    )
+    writer, critic, publisher = assistants(client, PROMPTS)
     builder = DiGraphBuilder()
     builder.add_node(writer).add_node(critic).add_node(publisher)
     builder.add_edge(writer, critic)

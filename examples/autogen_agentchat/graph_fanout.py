@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import asyncio
 
-from agentchat_common import model_client, show, system_message, transcript
-from autogen_agentchat.agents import AssistantAgent
+from agentchat_common import assistants, model_client, show, transcript
 from autogen_agentchat.teams import DiGraphBuilder, GraphFlow
 
 PROMPTS = {
@@ -27,10 +26,7 @@ PROMPTS = {
 
 async def run() -> list[str]:
     client = model_client()
-    agents = {
-        name: AssistantAgent(name, model_client=client, system_message=system_message(name, text))
-        for name, text in PROMPTS.items()
-    }
+    agents = {agent.name: agent for agent in assistants(client, PROMPTS)}
     builder = DiGraphBuilder()
     for agent in agents.values():
         builder.add_node(agent)

@@ -8,8 +8,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 
-from agentchat_common import model_client, show, system_message, transcript
-from autogen_agentchat.agents import AssistantAgent
+from agentchat_common import assistants, model_client, show, transcript
 from autogen_agentchat.teams import DiGraphBuilder, GraphFlow
 
 PROMPTS = {
@@ -21,10 +20,7 @@ PROMPTS = {
 
 async def run() -> list[str]:
     client = model_client()
-    agents = [
-        AssistantAgent(name, model_client=client, system_message=system_message(name, text))
-        for name, text in PROMPTS.items()
-    ]
+    agents = assistants(client, PROMPTS)
     builder = DiGraphBuilder()
     for agent in agents:
         builder.add_node(agent)

@@ -11,8 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from agentchat_common import model_client, show, system_message, transcript
-from autogen_agentchat.agents import AssistantAgent
+from agentchat_common import assistants, model_client, show, transcript
 from autogen_agentchat.conditions import MaxMessageTermination, TextMentionTermination
 from autogen_agentchat.teams import RoundRobinGroupChat
 from autogen_ext.models.openai import OpenAIChatCompletionClient
@@ -24,12 +23,9 @@ PROMPTS = {
 
 
 def make_team(client: OpenAIChatCompletionClient) -> RoundRobinGroupChat:
-    agents = [
-        AssistantAgent(name, model_client=client, system_message=system_message(name, text))
-        for name, text in PROMPTS.items()
-    ]
     return RoundRobinGroupChat(
-        agents, termination_condition=TextMentionTermination("APPROVE") | MaxMessageTermination(3)
+        assistants(client, PROMPTS),
+        termination_condition=TextMentionTermination("APPROVE") | MaxMessageTermination(3),
     )
 
 

@@ -268,3 +268,48 @@ class TestLaneIdentity:
                 assert instance_lane(second, "writer") == "writer@2"
                 assert instance_lane(first, "writer") == "writer"
                 assert instance_lane(second, "critic") == "critic"
+
+
+async def race(url: str, wait_for_loser: bool = False) -> list[str]:
+    """The first answer wins; the other call is cancelled before its response arrives."""
+    async with httpx.AsyncClient() as client:
+
+        async def ask(word: str) -> str:
+            return reply(await client.post(f"{url}/chat/completions", json=body(word)))
+
+        tasks = [asyncio.create_task(ask(w)) for w in ("left", "right")]
+        if wait_for_loser:
+            await tasks[1]
+        done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        winner = done.pop().result()
+        return [winner, await ask(f"summarise: {winner}")]
+
+
+class TestAbandoned:
+    def test_a_cancelled_call_is_recorded_and_replays_as_cancelled(self, stub, tmp_path):
+        slowed(stub, {"right": 0.5})
+        program = lambda: asyncio.run(race(stub.url))  # noqa: E731
+        recorded = record(tmp_path / "b", program)
+        assert recorded == ["L is done", "summary written"]
+        (loser,) = [e for e in load_bundle(tmp_path / "b").events if e.meta.get("abandoned")]
+        assert loser.response is None and COMPLETED not in loser.meta
+        assert loser.request["body"]["messages"][0]["content"] == "right"
+        served = stub.served
+        for _ in range(FEW):  # the loser is held until the program cancels it again
+            assert replay(tmp_path / "b", program) == recorded
+        assert stub.served == served
+
+    def test_waiting_for_a_result_that_never_came_is_unreachable(
+        self, stub, tmp_path, monkeypatch
+    ):
+        slowed(stub, {"right": 0.5})
+        record(tmp_path / "b", lambda: asyncio.run(race(stub.url)))
+        monkeypatch.setenv(TIMEOUT_ENV, "0.3")
+        with pytest.raises(OrderUnreachable) as info:
+            replay(tmp_path / "b", lambda: asyncio.run(race(stub.url, wait_for_loser=True)))
+        report = info.value.report
+        assert report.waiting_for == ()
+        assert "never came in the recording" in report.hint

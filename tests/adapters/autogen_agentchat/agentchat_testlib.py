@@ -26,6 +26,9 @@ SCRIPTS = EXAMPLES / "scripts"
 SCENARIOS = ("assistant_tools", "round_robin", "selector", "magentic_one",
              "streaming_tool_error")
 ADAPTER = ["autogen_agentchat"]
+# Reference bundles replayed in-process (test_agentchat_features.py) rather than through the
+# CLI, which costs a child process with the framework (~15 s) per bundle.
+IN_PROCESS = ("swarm", "graph_sequential", "graph_conditional", "save_state", "twin_teams")
 
 if str(EXAMPLES) not in sys.path:  # for the examples' `from agentchat_common import ...`
     sys.path.insert(0, str(EXAMPLES))

@@ -12,6 +12,7 @@ strict replays of the child bundle.
 from __future__ import annotations
 
 import pytest
+from agentchat_testlib import IN_PROCESS, ROOT
 from stub_latency import add_latency
 
 import symtrace
@@ -124,3 +125,15 @@ def test_same_named_agents_get_a_lane_each(recorded):
     assert [e.lane for e in saved.events if e.is_llm] == [
         "writer", "critic", "writer@2", "critic@2"
     ]
+
+
+@pytest.mark.parametrize("name", IN_PROCESS)
+def test_reference_bundle_replays_in_process(name, scenario, monkeypatch):
+    """The committed bundle (recorded through the CLI) replays with no endpoint to the output
+    it printed when it was recorded."""
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens there
+    bundle = ROOT / "bundles" / f"autogen_agentchat-{name}"
+    run = scenario(name)
+    lines = run.replay(bundle)
+    assert "\n".join(lines) + "\n" == (bundle / "stdout.txt").read_text()
+    assert run.tool_runs == []
