@@ -155,3 +155,31 @@ def test_symtrace_record_command_line_then_strict_replay(svc: Services, tmp_path
     value = load_bundle(tmp_path / "b").final_result().response["value"]
     assert task.evaluate(value, None).passed
     assert rec.stdout.strip().splitlines()[-1] == rep.stdout.strip().splitlines()[-1]
+
+
+def test_state_at_an_anchor_is_rebuilt_from_the_recorded_writes(
+    svc: Services, tmp_path: Path
+) -> None:
+    """A node-level replay of a mutating task resumes live from the state at the anchor."""
+    from symtrace_suite.prefix_state import prefix_mutations, restore_prefix_state
+
+    from symtrace.errors import UnknownEvent
+
+    run = record_run("ag2", "shop-010", svc, tmp_path / "run", seed=0, skill=1.0)
+    after = svc.state()
+    bundle = load_bundle(run.bundle)
+    decisions = [e.id for e in bundle.events if e.type == "agent_action"]
+    first, last = decisions[0], decisions[-1]
+    assert prefix_mutations(bundle, first) == []
+    writes = prefix_mutations(bundle, last)
+    assert writes == [
+        ("shop_cancel_order", {"order_id": "O-1034"}),
+        ("shop_cancel_order", {"order_id": "O-1016"}),
+    ]
+    svc.reset()
+    assert restore_prefix_state(run.bundle, last, svc.urls) == writes
+    assert svc.state() == after
+    restore_prefix_state(bundle, first, svc.urls)
+    assert svc.state()["shop"]["orders"]["O-1034"]["status"] == "pending"
+    with pytest.raises(UnknownEvent):
+        restore_prefix_state(bundle, "agent_action_9999", svc.urls)
