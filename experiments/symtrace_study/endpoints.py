@@ -16,8 +16,6 @@ from symtrace.stub.reply import Reply
 from symtrace_study.config import BackendSpec
 from symtrace_study.errors import BackendUnavailable, StudyConfigError
 
-STUB_MODEL = "suite-policy"
-
 
 class Endpoint(Protocol):
     def env(self, seed: int) -> dict[str, str]: ...
@@ -58,11 +56,14 @@ class StubEndpoint:
 
         self._policy = _SeededPolicy(spec.skill)
         self._offset = spec.seed
+        # the MAS's default model name unless one is configured: Magentic-One's client
+        # refuses model names it has no model_info for
+        self._model = {"SYMTRACE_LLM_MODEL": spec.model} if spec.model else {}
         self._server = StubLLM(responder=self._policy).start()
 
     def env(self, seed: int) -> dict[str, str]:
         self._policy.use(self._offset + seed)
-        return {**self._server.env(), "SYMTRACE_LLM_MODEL": STUB_MODEL}
+        return {**self._server.env(), **self._model}
 
     def close(self) -> None:
         self._server.stop()
