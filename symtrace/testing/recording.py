@@ -27,7 +27,6 @@ import pytest
 
 import symtrace
 from symtrace.bundle.format import MANIFEST
-from symtrace.divergence import DivergenceReport
 from symtrace.errors import BundleError, ReplayDivergence, SymtraceError
 from symtrace.testing.modes import Action, RecordMode
 from symtrace.testing.netblock import blocked_network
@@ -151,7 +150,7 @@ def _replaying(spec: TestBundle, properties: list[tuple[str, object]]) -> Iterat
         except ReplayDivergence as exc:
             report = orjson.dumps(exc.report.to_json(), option=orjson.OPT_SORT_KEYS).decode()
             properties.append(("symtrace_divergence", report))
-            failure = divergence_message(spec, exc.report, attempts)
+            failure = divergence_message(spec, exc, attempts)
         except Exception as exc:
             if not attempts:
                 raise
@@ -168,15 +167,19 @@ def _header(spec: TestBundle) -> str:
 
 
 def divergence_message(
-    spec: TestBundle, report: DivergenceReport, attempts: Sequence[str]
+    spec: TestBundle, divergence: ReplayDivergence, attempts: Sequence[str]
 ) -> str:
     lines = [
         "symtrace: the test's run diverged from its recorded bundle "
         f"(mode {spec.mode.value} from {spec.mode_source})",
-        report.render(),
+        divergence.report.render(),
     ]
     if attempts:
         lines.append(f"  blocked network connections: {', '.join(attempts)}")
+    cause = divergence.__cause__
+    if cause is not None and not isinstance(cause, ReplayDivergence):
+        # a replay that ends early reports the missing calls, from the test's own error
+        lines.append(f"  the test itself raised {type(cause).__name__}: {_first_line(cause)}")
     lines.append(
         "  if the new behaviour is intended, " + spec.rerecord_hint()
     )

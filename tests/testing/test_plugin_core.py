@@ -89,6 +89,27 @@ def test_two_calls(stub):
     ])
 
 
+def test_a_test_error_before_the_recorded_calls_end_is_named_under_the_divergence(
+    pytester: pytest.Pytester,
+):
+    make(pytester, """
+import os
+@pytest.mark.symtrace
+def test_stops(stub):
+    ask(stub, "one")
+    assert not os.environ.get("STOP_EARLY"), "stopped early on purpose"
+    ask(stub, "two")
+""")
+    run(pytester).assert_outcomes(passed=1)
+    pytester._monkeypatch.setenv("STOP_EARLY", "1")
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*[[]SYM-R103]*agent_action_0001*",
+        "*the test itself raised AssertionError: stopped early on purpose*",
+    ])
+
+
 def test_a_failing_test_keeps_its_recording_and_fails_the_same_way_on_replay(
     pytester: pytest.Pytester,
 ):
