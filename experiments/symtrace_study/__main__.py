@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-
-from rich.console import Console
+from typing import Any
 
 from symtrace.errors import SymtraceError
 from symtrace_study.pool import EXECUTORS
+from symtrace_study.study import terminal_console
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     report = sub.add_parser("report", help="write report.md / report.html for a study")
     report.add_argument("outdir", type=Path)
     args = parser.parse_args(argv)
-    console = Console(stderr=True)
+    console = terminal_console()
     try:
         if args.command == "run":
             return _run(args, console)
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
 
 
-def _run(args: argparse.Namespace, console: Console) -> int:
+def _run(args: argparse.Namespace, console: Any) -> int:
     from symtrace_study.config import load_config
     from symtrace_study.errors import StudyConfigError, TooManyErrors
     from symtrace_study.study import Study

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import time
 import traceback
 from collections.abc import Iterator
@@ -59,6 +60,24 @@ def patched_environ(values: dict[str, str]) -> Iterator[None]:
                 os.environ[key] = value
 
 
+@contextlib.contextmanager
+def stderr_to(path: Path) -> Iterator[Path]:
+    """Send this process's stderr, and so the attempt's programs' stderr (framework logging,
+    tracebacks), to *path* while the attempt runs: it is kept per attempt, not interleaved
+    with the progress display."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with path.open("wb") as fh:
+        os.dup2(fh.fileno(), 2)
+        try:
+            yield path
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
 class AttemptRunner:
     """Runs jobs against one endpoint and one set of services (a worker's own)."""
 
@@ -73,14 +92,18 @@ class AttemptRunner:
         self._get_task = get_task
         self._templates = config.templates()
         self._judge = _judge(config)
+        self._stderr = Path(os.devnull)  # the running attempt's stderr log
 
     # -- entry point -----------------------------------------------------------------------
 
     def run(self, job: Job) -> dict[str, Any]:
         row = job.row_base()
         started = time.time()
+        log = f"logs/{job.case_id}/{job.phase}-{job.arm}-{job.attempt}.stderr.log"
+        row["stderr_log"] = log
         try:
-            row.update(getattr(self, f"_{job.kind}")(job))
+            with stderr_to(self.config.out / log) as self._stderr:
+                row.update(getattr(self, f"_{job.kind}")(job))
         except Exception as exc:  # noqa: BLE001 -- any failure is a system error, not a failed repair
             row.update(status="error", error=f"{type(exc).__name__}: {exc}",
                        traceback=traceback.format_exc(limit=6))
@@ -188,8 +211,9 @@ class AttemptRunner:
                                      task=self._get_task(job.task).to_json(), seed=job.seed,
                                      force=True, quiet=True)
         if outcome.exit_code:
-            tail = outcome.stdout[-400:].decode("utf-8", "replace")
-            raise AttemptError(f"the MAS exited {outcome.exit_code}: {tail}")
+            sys.stderr.flush()
+            tail = self._stderr.read_bytes()[-600:].decode("utf-8", "replace").strip()
+            raise AttemptError(f"the MAS exited {outcome.exit_code}: ...{tail}")
         return self._observe(path, job)
 
     def _observe(self, path: Path, job: Job) -> Observed:

@@ -11,6 +11,7 @@ Output directory layout (all paths in rows are relative to it):
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,11 +30,16 @@ CASE_FIELDS = ("case", "mas", "task", "case_seed", "seed", "bundle", "bundle_dig
                "reason", "state", "categories", "target", "anchor")
 
 
+def terminal_console() -> Console:
+    """A console on its own handle of the terminal: attempts redirect fd 2 to their logs."""
+    return Console(file=os.fdopen(os.dup(2), "w", buffering=1))
+
+
 class Study:
     def __init__(self, config: StudyConfig, console: Console | None = None) -> None:
         self.config = config
         self.out = config.out
-        self.console = console or Console(stderr=True)
+        self.console = console or terminal_console()
         self.collect_log = ResultLog(self.out / "collect.jsonl")
         self.results = ResultLog(self.out / "results.jsonl")
 
