@@ -37,7 +37,11 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "bundles" / "labelled"
-FRAMEWORKS = ("ag2", "crewai", "autogen_agentchat")
+FRAMEWORKS = ("ag2", "crewai", "autogen_agentchat", "magentic_one")
+ADAPTER = {"magentic_one": "autogen_agentchat"}  # the rest are their own adapter's name
+# In Magentic-One the Planner's part is the orchestrator's plan, its second planning call
+# (the first is the facts survey): the label moves there.
+ORCHESTRATOR = "MagenticOneOrchestrator"
 SEED = 1
 TASK = (
     "Plan a day in Lisbon for a traveller: check the weather in Lisbon, convert 100 EUR to USD "
@@ -103,14 +107,20 @@ class Scenario:
     mistake: tuple[str, int]
     after: tuple[str, ...] = ("reading #1",)
 
-    def script(self) -> dict[str, Any]:
+    def script(self, framework: str = "ag2") -> dict[str, Any]:
         """A stub script keyed on the agent's system prompt and on what its conversation
-        already holds, so every framework gets the same replies in the same order."""
-        rules: list[dict[str, Any]] = [
-            {"match": {"agent": "You are Planner"}, "reply": {"content": self.planner}},
-            {"match": {"agent": "You are Writer"}, "reply": {"content": self.writer}},
-        ]
-        replies = [_reply(r) for r in self.researcher]
+        already holds, so every framework gets the same replies in the same order. In
+        Magentic-One the orchestrator plays the Planner (facts, plan, ledgers, final answer);
+        the workers' texts carry markers the ledger keys on."""
+        magentic = framework == "magentic_one"
+        if magentic:
+            rules = _orchestrator_rules(self.planner)
+            writer = f"WRITER DONE: {self.writer}"
+        else:
+            rules = [{"match": {"agent": "You are Planner"}, "reply": {"content": self.planner}}]
+            writer = self.writer
+        rules.append({"match": {"agent": "You are Writer"}, "reply": {"content": writer}})
+        replies = [_reply(r, magentic) for r in self.researcher]
         for k in range(len(replies) - 1, 0, -1):  # latest state first
             rules.append(
                 {"match": {"agent": "You are Researcher",
@@ -120,9 +130,54 @@ class Scenario:
         rules.append({"match": {"agent": "You are Researcher"}, "reply": replies[0]})
         return {"rules": rules, "default": {"content": "No script rule matched. TERMINATE"}}
 
+    def mistake_in(self, framework: str) -> tuple[str, int]:
+        agent, nth = self.mistake
+        if framework == "magentic_one" and agent == "Planner":
+            return ORCHESTRATOR, nth + 1
+        return agent, nth
 
-def _reply(item: Any) -> dict[str, Any]:
-    return {"tool_calls": list(item)} if isinstance(item, list) else {"content": item}
+
+def _reply(item: Any, magentic: bool = False) -> dict[str, Any]:
+    if isinstance(item, list):
+        return {"tool_calls": list(item)}
+    return {"content": f"RESEARCH: {item}" if magentic else item}
+
+
+def _ledger(satisfied: bool, speaker: str, instruction: str) -> dict[str, Any]:
+    def answer(value: Any) -> dict[str, Any]:
+        return {"reason": "judged from the conversation", "answer": value}
+
+    ledger = {
+        "is_request_satisfied": answer(satisfied),
+        "is_in_loop": answer(False),
+        "is_progress_being_made": answer(True),
+        "next_speaker": answer(speaker),
+        "instruction_or_question": answer(instruction),
+    }
+    return {"content": json.dumps(ledger)}
+
+
+def _orchestrator_rules(plan: str) -> list[dict[str, Any]]:
+    """Magentic-One's orchestrator: facts survey, the plan (the scenario's Planner text),
+    progress ledgers handing over Researcher → Writer → done, then the final answer."""
+    ledger = "Recall we are working on the following request"
+    facts = (
+        "1. GIVEN OR VERIFIED FACTS\n- A day trip is planned.\n2. FACTS TO LOOK UP\n- Weather "
+        "and prices.\n3. FACTS TO DERIVE\n- None.\n4. EDUCATED GUESSES\n- Mild weather."
+    )
+    return [
+        {"match": {"last_user_contains": "pre-survey"}, "reply": {"content": facts}},
+        {"match": {"last_user_contains": "devise a short bullet-point plan"},
+         "reply": {"content": plan}},
+        {"match": {"last_user_contains": "provide the final answer to the original request"},
+         "reply": {"content": "The plan is in the Writer's last message."}},
+        {"match": {"last_user_contains": ledger, "any_message_contains": "WRITER DONE"},
+         "reply": _ledger(True, "Writer", "Nothing left to do.")},
+        {"match": {"last_user_contains": ledger, "any_message_contains": "RESEARCH:"},
+         "reply": _ledger(False, "Writer", "Write the plan from the research.")},
+        {"match": {"last_user_contains": ledger},
+         "reply": _ledger(False, "Researcher", "Do your part of the plan.")},
+    ]  # fmt: skip
 
 
 DEFAULT_PLAN = (
@@ -313,10 +368,34 @@ def run_autogen_agentchat() -> None:
     asyncio.run(main())
 
 
+def run_magentic_one() -> None:
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_agentchat.teams import MagenticOneGroupChat
+    from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+    async def main() -> None:
+        client = OpenAIChatCompletionClient(model="gpt-4o-mini-2024-07-18", max_retries=0)
+        researcher = AssistantAgent(
+            "Researcher", model_client=client, system_message=RESEARCHER,
+            description="Looks facts up with tools.", tools=list(TOOLS),
+            reflect_on_tool_use=True, max_tool_iterations=3,
+        )  # fmt: skip
+        writer = AssistantAgent(
+            "Writer", model_client=client, system_message=WRITER,
+            description="Writes the final plan.",
+        )  # fmt: skip
+        team = MagenticOneGroupChat([researcher, writer], model_client=client, max_turns=12)
+        await team.run(task=TASK)
+        await client.close()
+
+    asyncio.run(main())
+
+
 TEAMS: dict[str, Callable[[], None]] = {
     "ag2": run_ag2,
     "crewai": run_crewai,
     "autogen_agentchat": run_autogen_agentchat,
+    "magentic_one": run_magentic_one,
 }
 
 
@@ -331,12 +410,13 @@ def record(framework: str, scenario: Scenario, out: Path) -> dict[str, Any]:
     READINGS.clear()
     if out.exists():
         shutil.rmtree(out)
-    with StubLLM(script=scenario.script()) as stub:
+    with StubLLM(script=scenario.script(framework)) as stub:
         saved = os.environ.get("OPENAI_BASE_URL")
         os.environ["OPENAI_BASE_URL"] = stub.url
         try:
             with symtrace.record(
-                out, task=TASK, adapters=[framework], seed=SEED, overwrite=True,
+                out, task=TASK, adapters=[ADAPTER.get(framework, framework)], seed=SEED,
+                overwrite=True,
                 config={"labelled_set": scenario.name, "fault": scenario.fault},
             ):  # fmt: skip
                 TEAMS[framework]()
@@ -356,7 +436,7 @@ def label_of(framework: str, scenario: Scenario, bundle_dir: Path) -> dict[str, 
 
     ctx = build_context(load_bundle(bundle_dir))
     steps = decisions(ctx)
-    agent, nth = scenario.mistake
+    agent, nth = scenario.mistake_in(framework)
     own = [v for v in steps if (v.agent or "").casefold() == agent.casefold()]
     if len(own) <= nth:
         raise SystemExit(

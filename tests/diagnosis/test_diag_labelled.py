@@ -1,6 +1,6 @@
 """The committed labelled set (bundles/labelled/, made by bundles/make_labelled.py): recorded
-AG2, CrewAI and AgentChat runs with one injected fault each. The anchor must beat every
-baseline on step and agent accuracy — computed here from the bundles, not stored."""
+AG2, CrewAI, AgentChat and Magentic-One runs with one injected fault each. The anchor must
+beat every baseline on step and agent accuracy — computed here from the bundles, not stored."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def report():
 def test_the_set_covers_every_framework_with_at_least_eight_runs():
     entries = json.loads(LABELS.read_text())["traces"]
     counts = Counter(entry["framework"] for entry in entries)
-    assert set(counts) == {"ag2", "crewai", "autogen_agentchat"}
+    assert set(counts) == {"ag2", "crewai", "autogen_agentchat", "magentic_one"}
     assert min(counts.values()) >= 8
     for entry in entries:
         bundle = load_bundle(LABELS.parent / entry["trace"])
@@ -45,7 +45,7 @@ def test_the_anchor_beats_every_baseline(report):
             assert anchor[metric] > summary[baseline][metric], (baseline, metric, summary)
 
 
-@pytest.mark.parametrize("framework", ["ag2", "crewai", "autogen_agentchat"])
+@pytest.mark.parametrize("framework", ["ag2", "crewai", "autogen_agentchat", "magentic_one"])
 def test_per_framework(report, framework):
     """Not carried by one framework: the anchor wins in each, over the first/last baselines
     and the random expectation."""
@@ -70,12 +70,11 @@ def _generator():
 @pytest.mark.parametrize(
     ("framework", "scenario"),
     [("ag2", "wrong_fact_city"), ("crewai", "ignored_error_researcher"),
-     ("autogen_agentchat", "wrong_argument_currency")],
+     ("autogen_agentchat", "wrong_argument_currency"), ("magentic_one", "wrong_fact_city")],
 )  # fmt: skip
 def test_the_generator_reproduces_a_committed_run(framework, scenario, tmp_path, monkeypatch):
     """Re-record one labelled run per framework in-process: same label, same anchor."""
-    pytest.importorskip({"ag2": "autogen", "crewai": "crewai",
-                         "autogen_agentchat": "autogen_agentchat"}[framework])  # fmt: skip
+    pytest.importorskip({"ag2": "autogen", "crewai": "crewai"}.get(framework, "autogen_agentchat"))
     make = _generator()
     monkeypatch.setattr(make, "OUT", tmp_path)
     fresh = make.record(framework, make.BY_NAME[scenario], tmp_path / f"{framework}-{scenario}")
