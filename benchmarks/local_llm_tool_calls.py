@@ -98,7 +98,7 @@ def throughput(llm: LocalLLM) -> dict[str, float]:
 
 
 def tool_calling(llm: LocalLLM, tool_choice: str | None) -> dict[str, Any]:
-    right = valid = answered = http_errors = 0
+    called = right = valid = answered = http_errors = 0
     seconds = []
     for request, expected, result in CASES:
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": request}]
@@ -112,6 +112,7 @@ def tool_calling(llm: LocalLLM, tool_choice: str | None) -> dict[str, Any]:
         calls = answer["choices"][0]["message"].get("tool_calls") or []
         if not calls:
             continue
+        called += 1
         call = calls[0]["function"]
         schema = next(t for t in TOOLS if t["function"]["name"] == call["name"])
         right += call["name"] == expected
@@ -130,8 +131,8 @@ def tool_calling(llm: LocalLLM, tool_choice: str | None) -> dict[str, Any]:
             continue
         message = answer["choices"][0]["message"]
         answered += bool(message.get("content")) and not message.get("tool_calls")
-    return {"right_tool": right, "valid_args": valid, "answer_after_tool": answered,
-            "http_errors": http_errors, "n": len(CASES),
+    return {"called": called, "right_tool": right, "valid_args": valid,
+            "answer_after_tool": answered, "http_errors": http_errors, "n": len(CASES),
             "median_request_s": statistics.median(seconds)}
 
 
@@ -171,7 +172,10 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
 
-    figures: dict[str, Any] = {"start_s": start_times()}
+    figures: dict[str, Any] = {"load_average_before": os.getloadavg()}
+    print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
+          f"({os.cpu_count()} cores; other processes slow llama.cpp a lot)")
+    figures["start_s"] = start_times()
     print(f"server start (spawn → ready): {', '.join(f'{t:.2f}' for t in figures['start_s'])} s")
     with LocalLLM() as fixed, LocalLLM(chat_format="chatml-function-calling") as stock:
         figures["throughput"] = throughput(fixed)
@@ -179,14 +183,14 @@ def main() -> int:
         print(f"prompt: {t['prompt_tokens']} tokens at {t['prompt_tok_per_s']:.0f} tok/s; "
               f"generation: {t['generated_tokens']} tokens at {t['gen_tok_per_s']:.0f} tok/s")
         print()
-        print(f"{'tool calling, 10 requests, T=0':36} {'right tool':>10} {'valid args':>10} "
-              f"{'answers after tool':>18} {'HTTP errors':>11}")
+        print(f"{'tool calling, 10 requests, T=0':48} {'a call':>7} {'right tool':>10} "
+              f"{'valid args':>10} {'answers after tool':>18} {'HTTP errors':>11}")
         for label, llm in (("chatml-tools", fixed), ("stock chatml-function-calling", stock)):
             for choice in (None, "auto"):
                 row = tool_calling(llm, choice)
                 figures[f"{label} tool_choice={choice}"] = row
-                print(f"{label + (' (no tool_choice)' if choice is None else ' (auto)'):36} "
-                      f"{row['right_tool']:>7}/10 {row['valid_args']:>7}/10 "
+                print(f"{label + (' (no tool_choice)' if choice is None else ' (auto)'):48} "
+                      f"{row['called']:>4}/10 {row['right_tool']:>7}/10 {row['valid_args']:>7}/10 "
                       f"{row['answer_after_tool']:>15}/10 {row['http_errors']:>11}")
         if not args.skip_frameworks:
             figures["frameworks"] = frameworks(fixed)
@@ -199,6 +203,8 @@ def main() -> int:
             print(f"symtrace record (AG2): exit {rr['record_exit']}, {rr['recorded_requests']} "
                   f"model requests; strict replay: exit {rr['replay_exit']}, "
                   f"{rr['replay_requests']} model requests {rr['replay_stderr']}")
+    figures["load_average_after"] = os.getloadavg()
+    print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2, sort_keys=True))
     return 0
