@@ -9,7 +9,6 @@ the state the recorded run had at the anchor. Reads need no re-application.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -50,14 +49,7 @@ def restore_prefix_state(
     loaded = bundle if isinstance(bundle, Bundle) else load_bundle(Path(bundle))
     calls = prefix_mutations(loaded, anchor)
     remote_reset(urls)
-    previous = os.environ.get(tools.URLS_ENV)
-    os.environ[tools.URLS_ENV] = json.dumps(dict(urls))
-    try:
+    with tools.using_urls(urls):
         for name, args in calls:
             MUTATING_TOOLS[name](**args)
-    finally:
-        if previous is None:
-            os.environ.pop(tools.URLS_ENV, None)
-        else:
-            os.environ[tools.URLS_ENV] = previous
     return calls

@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -57,6 +59,16 @@ def environment(llm: StubLLM, services: Services) -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def wait_for_file(path: Path, proc: subprocess.Popen[bytes], timeout: float = 30) -> Any:
+    """The JSON a `python -m …` server writes once it listens (fails if it dies first)."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        assert time.monotonic() < deadline, f"{path} did not appear"
+        time.sleep(0.05)
+    return json.loads(path.read_text())
 
 
 def solver(framework: str) -> Any:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from symtrace_suite.tasks import Task, get_task, load_tasks
 from symtrace.diagnosis.templates import default_templates
 from symtrace.stub.reply import Reply
 from symtrace.stub.server import StubLLM
+from tests.suite.suite_helpers import wait_for_file
 
 TASKS = load_tasks()
 SEEDS = range(12)
@@ -267,12 +267,7 @@ def test_policy_cli_writes_the_port_file_and_serves(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 30
-        while not port_file.exists():
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        info = json.loads(port_file.read_text())
+        info = wait_for_file(port_file, proc)
         assert info["url"] == f"http://127.0.0.1:{info['port']}/v1"
         task = get_task("wiki-002")
         message = HTTP.post(info["url"] + "/chat/completions", json=body(task), timeout=30).json()[

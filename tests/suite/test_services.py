@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -17,6 +15,8 @@ from symtrace_suite.services import (
     remote_state,
     start_services,
 )
+
+from tests.suite.suite_helpers import wait_for_file
 
 HTTP = httpx.Client(timeout=10.0)  # one client: building one per request costs ~0.1 s
 
@@ -202,12 +202,7 @@ def test_separate_process_ready_file(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 30
-        while not ready.exists():
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            assert time.monotonic() < deadline, "services did not become ready"
-            time.sleep(0.05)
-        urls = json.loads(ready.read_text())["urls"]
+        urls = wait_for_file(ready, proc)["urls"]
         assert HTTP.post(urls["shop"] + "/orders/O-1013/cancel").status_code == 200
         assert remote_state(urls)["shop"]["orders"]["O-1013"]["status"] == "canceled"
         remote_reset(urls)

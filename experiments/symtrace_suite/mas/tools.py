@@ -8,8 +8,11 @@ exception, so the agent sees it as an observation and symtrace's diagnosis sees 
 
 from __future__ import annotations
 
+import json
 import os
 import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
@@ -51,6 +54,20 @@ def _http() -> httpx.Client:
         if _client is None:
             _client = httpx.Client(timeout=_TIMEOUT)
         return _client
+
+
+@contextmanager
+def using_urls(urls: Mapping[str, str]) -> Iterator[None]:
+    """Point the tools at *urls* inside the block (for in-process drivers)."""
+    previous = os.environ.get(URLS_ENV)
+    os.environ[URLS_ENV] = json.dumps(dict(urls))
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(URLS_ENV, None)
+        else:
+            os.environ[URLS_ENV] = previous
 
 
 def _call(service: str, method: str, path: str, **kwargs: Any) -> dict[str, Any]:

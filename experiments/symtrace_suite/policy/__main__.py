@@ -7,16 +7,12 @@ writes `{"url": "http://127.0.0.1:P/v1", "port": P}` to F atomically once it lis
 from __future__ import annotations
 
 import argparse
-import os
-import signal
 import sys
-import threading
 from pathlib import Path
-
-import orjson
 
 from symtrace.stub.server import StubLLM
 from symtrace_suite.policy import SuitePolicy
+from symtrace_suite.serve import wait_for_signal, write_ready_file
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,16 +27,10 @@ def main(argv: list[str] | None = None) -> int:
         policy = SuitePolicy(args.seed, args.skill)
     except ValueError as exc:
         parser.error(str(exc))
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
     with StubLLM(responder=policy) as llm:
-        tmp = args.port_file.with_name(args.port_file.name + f".{os.getpid()}.tmp")
-        tmp.write_bytes(orjson.dumps({"port": llm.port, "url": llm.url}))
-        os.replace(tmp, args.port_file)
+        write_ready_file(args.port_file, {"port": llm.port, "url": llm.url})
         print(f"suite policy listening on {llm.url}", flush=True)
-        while not stop.wait(0.5):
-            pass
+        wait_for_signal()
     return 0
 
 

@@ -8,7 +8,6 @@ suite's real tool functions against the services, and stops at the first text re
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -64,9 +63,7 @@ def run_task(
         {"role": "system", "content": f"You are the assistant. {ANSWER_INSTRUCTION}"},
         {"role": "user", "content": prompt or task.prompt},
     ]
-    previous = os.environ.get(suite_tools.URLS_ENV)
-    os.environ[suite_tools.URLS_ENV] = json.dumps(dict(urls))
-    try:
+    with suite_tools.using_urls(urls):
         for step in range(max_steps):
             body = {
                 "model": "gpt-4o-mini",
@@ -96,12 +93,7 @@ def run_task(
                         "content": orjson.dumps(result).decode(),
                     }
                 )
-        return None, messages
-    finally:
-        if previous is None:
-            os.environ.pop(suite_tools.URLS_ENV, None)
-        else:
-            os.environ[suite_tools.URLS_ENV] = previous
+    return None, messages
 
 
 def main(argv: list[str] | None = None) -> int:

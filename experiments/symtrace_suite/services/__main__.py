@@ -7,14 +7,10 @@ parent process can poll for it and never reads half a JSON document.
 from __future__ import annotations
 
 import argparse
-import os
-import signal
 import sys
-import threading
 from pathlib import Path
 
-import orjson
-
+from symtrace_suite.serve import wait_for_signal, write_ready_file
 from symtrace_suite.services import start_services
 
 
@@ -29,16 +25,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.ready_file.parent.is_dir():
         parser.error(f"--ready-file: directory {args.ready_file.parent} does not exist")
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
     with start_services() as services:
-        tmp = args.ready_file.with_name(args.ready_file.name + f".{os.getpid()}.tmp")
-        tmp.write_bytes(orjson.dumps({"urls": services.urls}, option=orjson.OPT_SORT_KEYS))
-        os.replace(tmp, args.ready_file)
+        write_ready_file(args.ready_file, {"urls": services.urls})
         print(f"symtrace_suite services ready: {services.urls}", flush=True)
-        while not stop.wait(0.5):
-            pass
+        wait_for_signal()
     return 0
 
 
