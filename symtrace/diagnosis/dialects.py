@@ -81,6 +81,11 @@ class Turn:
     error_type: str | None = None
 
 
+def bare_terminate(text: str) -> bool:
+    """A reply that is only AG2's `TERMINATE` token: the termination handshake, no content."""
+    return bool(_TERMINATE_ONLY.match(text))
+
+
 def is_control(reason: str | None) -> bool:
     """A framework-internal turn (it has a reason, and not one of DECISION_REASONS)."""
     return reason is not None and reason not in DECISION_REASONS
@@ -105,7 +110,7 @@ def classify_turn(name: str | None, text: str) -> Turn:
         return Turn(TurnKind.EXEC_RESULT, agent, **exec_result)
     if _NO_CODE.match(text):
         return Turn(TurnKind.CONTROL, agent, "no_code_to_execute")
-    if _TERMINATE_ONLY.match(text):
+    if bare_terminate(text):
         return Turn(TurnKind.CONTROL, agent, "termination")
     for pattern, reason in _CREWAI_CONTROL:
         if pattern.match(text):

@@ -16,7 +16,7 @@ from typing import Any
 
 from symtrace.bundle.reader import Bundle
 from symtrace.canonical import JSONValue, canonical_bytes
-from symtrace.diagnosis.dialects import is_control
+from symtrace.diagnosis.dialects import bare_terminate, is_control
 from symtrace.diagnosis.task import TaskSpec, parse_task
 from symtrace.events import EdgeKind, Event, EventType
 
@@ -203,6 +203,11 @@ def node_view(event: Event, index: int, bundle: Bundle) -> NodeView:
         urls.extend(_urls_in(call.arguments))
     fields["urls"] = tuple(dict.fromkeys(urls))
     fields["fingerprints"] = tuple(dict.fromkeys(call.fingerprint for call in calls))
+    handshake = event.type is EventType.AGENT_ACTION and base["reason"] is None and not calls
+    if handshake and bare_terminate(fields.get("text", "")):
+        # A recorded bare TERMINATE is the same handshake the importers mark as control.
+        base["reason"] = "termination"
+        fields["final_style"], fields["output"] = False, None
     return NodeView(**base, **fields)
 
 
