@@ -252,3 +252,29 @@ def test_system_errors_are_counted_apart_and_fail_the_run(tmp_path, monkeypatch,
     assert cli(["run", str(path)]) == 3
     assert "System errors (reported apart, never failed repairs): **" in (
         tmp_path / "cli" / "report.md").read_text()
+
+
+def test_missing_extras_are_typed_errors_before_anything_is_written(tmp_path, monkeypatch):
+    import sys
+
+    from symtrace_study.errors import BackendUnavailable
+    from symtrace_study.pool import open_executor
+
+    from symtrace.localllm import weights
+
+    def no_runtime():
+        raise weights.LocalLLMUnavailable("llama-cpp-python[server] is not installed")
+
+    monkeypatch.setattr(weights, "require_runtime", no_runtime)
+    local = config_for(tmp_path, backend={"kind": "local"})
+    with pytest.raises(BackendUnavailable, match="local-llm"):
+        Study(local, Console(file=io.StringIO())).run()
+    assert not local.out.exists()
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if the `ray` extra were not installed
+    with pytest.raises(BackendUnavailable, match="symtrace\\[ray\\]"):
+        open_executor(config_for(tmp_path), 2, "ray")
+    monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
+    with pytest.raises(StudyConfigError, match="NO_SUCH_KEY_VAR"):
+        open_executor(config_for(tmp_path, backend={
+            "kind": "openai", "base_url": "http://127.0.0.1:9/v1",
+            "api_key_env": "NO_SUCH_KEY_VAR"}), 1, "local")
