@@ -70,7 +70,8 @@ def test_sequential_study_runs_every_arm_on_real_failures(sequential):
     assert "Runtime symptoms confirmed" in suspicious["delta"]
     # a strict replay reproduces the recorded failure; seeds are per attempt
     replays = [r for k, r in result.items() if k[0] == "rq1" and k[2] == "replay"]
-    assert len(replays) == 2 * len(frozen["cases"]) and all(r["status"] == "reproduced" for r in replays)
+    assert len(replays) == 2 * len(frozen["cases"])
+    assert all(r["status"] == "reproduced" for r in replays)
     assert len({r["seed"] for r in result.values()}) == len(result)
     write_report(sequential)
     md = (sequential / "report.md").read_text()
