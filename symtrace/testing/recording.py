@@ -27,7 +27,7 @@ import pytest
 
 import symtrace
 from symtrace.bundle.format import MANIFEST
-from symtrace.errors import BundleError, ReplayDivergence, SymtraceError
+from symtrace.errors import BundleError, MissingCall, ReplayDivergence, SymtraceError
 from symtrace.testing.modes import Action, RecordMode
 from symtrace.testing.netblock import blocked_network
 
@@ -177,8 +177,9 @@ def divergence_message(
     if attempts:
         lines.append(f"  blocked network connections: {', '.join(attempts)}")
     cause = divergence.__cause__
-    if cause is not None and not isinstance(cause, ReplayDivergence):
-        # a replay that ends early reports the missing calls, from the test's own error
+    if isinstance(divergence, MissingCall) and cause is not None:
+        # the test stopped early with its own error; after R101/R102 the test's error is
+        # only the framework's wrapping of the divergence, so it is not repeated
         lines.append(f"  the test itself raised {type(cause).__name__}: {_first_line(cause)}")
     lines.append(
         "  if the new behaviour is intended, " + spec.rerecord_hint()
