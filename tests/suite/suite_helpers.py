@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from symtrace_suite.mas import FRAMEWORKS
 from symtrace_suite.mas.common import Run, final_value, model_name
 from symtrace_suite.policy import SuitePolicy
@@ -48,17 +48,10 @@ class Recorded:
 
 @contextmanager
 def environment(llm: StubLLM, services: Services) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in (*llm.env(), "SYMTRACE_SUITE_URLS")}
-    os.environ.update(llm.env())
-    os.environ["SYMTRACE_SUITE_URLS"] = json.dumps(services.urls)
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in {**llm.env(), "SYMTRACE_SUITE_URLS": json.dumps(services.urls)}.items():
+            patch.setenv(name, value)
         yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 def wait_for_file(path: Path, proc: subprocess.Popen[bytes], timeout: float = 30) -> Any:

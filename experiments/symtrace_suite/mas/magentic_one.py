@@ -73,6 +73,7 @@ async def _run(run: Run) -> str:
 def solve(run: Run) -> str:
     with warnings.catch_warnings():  # also when a test harness reset the module's filters
         warnings.filterwarnings("ignore", message="Resolved model mismatch")
+        warnings.filterwarnings("ignore", message="Pydantic serializer warnings")
         return asyncio.run(_run(run))
 
 
