@@ -30,7 +30,7 @@ def llm_config(model: str) -> dict[str, Any]:
         "api_key": os.environ["OPENAI_API_KEY"],
         "price": [0.0, 0.0],  # a model name AG2 does not price would log a warning
     }
-    return {"config_list": [entry], "cache_seed": None, "temperature": 0}
+    return {"config_list": [entry], "cache_seed": None, "temperature": 0, "seed": 0}
 
 
 def is_final(message: dict[str, Any]) -> bool:
