@@ -78,6 +78,12 @@ def test_report_shows_all_six_methods_rq1_and_the_stub_banner(tmp_path, monkeypa
     assert STUB_BANNER in md and "class='banner'" in page
     assert "0.000" not in md
     assert page.count("<svg") >= 2 and "n=" in page
+    import re
+    from xml.etree import ElementTree
+
+    for svg in re.findall(r"<svg.*?</svg>", page, flags=re.S):
+        texts = [e.text for e in ElementTree.fromstring(svg).iter("{http://www.w3.org/2000/svg}text")]
+        assert any(t and t.endswith("%") for t in texts)  # numbers on the bars
     summary = orjson.loads((config.out / "summary.json").read_bytes())
     assert set(summary["families"]["plain"]["methods"]) == set(METHODS)
     assert len(summary["families"]["plain"]["rq3"]) == 5  # one Holm family of five
