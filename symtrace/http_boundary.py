@@ -266,14 +266,20 @@ class _StreamTap:
                                        _stream_record(response, self.chunks))
         self._done = threading.Lock()
         self._finished = False
-        _open_streams[id(self)] = self.finish
+        # The response reached the program now: an abandoned stream completes here in the
+        # completion order (a stream read to its end completes where it ends).
+        self._ticket = ticket
+        self._delivered_rank = session.reserve_completion()
+        _open_streams[id(self)] = lambda: self.finish(abandoned=True)
 
-    def finish(self) -> None:
+    def finish(self, abandoned: bool = False) -> None:
         with self._done:
             if self._finished:
                 return
             self._finished = True
         _open_streams.pop(id(self), None)
+        if abandoned:
+            self._ticket.completed = self._delivered_rank
         self._record()
 
 

@@ -395,7 +395,8 @@ class Replayer(Session):
         """A replayed event in the child: its position and completion rank as replayed."""
         renumbered = replace(record, position=self._next_position())
         if record.type in RESULT_TYPES and COMPLETED in record.meta:
-            return self._stamped(replace(renumbered, meta=dict(record.meta)))
+            meta = {k: v for k, v in record.meta.items() if k != COMPLETED}
+            return self._stamped(replace(renumbered, meta=meta))
         return renumbered
 
     def _start_live(self, call: BoundaryCall, record: Event) -> Ticket:

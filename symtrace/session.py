@@ -76,6 +76,7 @@ class Ticket:
     request: JSONValue  # what to send when live (may carry guidance)
     served: JSONValue = None  # recorded response (LLM) or tool outcome (TOOL) when not live
     intervention: Intervention | None = None  # set on the anchor of a selective replay
+    completed: int | None = None  # completion rank reserved earlier (an abandoned stream)
 
 
 class Session:
@@ -183,10 +184,18 @@ class Session:
                 )
             return ticket
 
+    def reserve_completion(self) -> int:
+        """A completion rank for a result that reached the program before it is recorded."""
+        with self._lock:
+            rank = self._completions
+            self._completions += 1
+            return rank
+
     def _emit_new(
         self, ticket: Ticket, event_type: EventType, request: JSONValue, response: JSONValue
     ) -> Event:
         call = ticket.call
+        meta = call.meta if ticket.completed is None else {**call.meta, COMPLETED: ticket.completed}
         return self._emit(
             Event(
                 id=ticket.event_id,
@@ -198,7 +207,7 @@ class Session:
                 parents=ticket.parents,
                 request=request,
                 response=response,
-                meta=call.meta,
+                meta=meta,
             )
         )
 
@@ -233,11 +242,9 @@ class Session:
         Events are emitted when their result reaches the program, so the stamp is the global
         order in which results were delivered, across lanes: what replay reproduces.
         """
-        if event.type not in RESULT_TYPES or event.meta.get(ABANDONED):
+        if event.type not in RESULT_TYPES or event.meta.get(ABANDONED) or COMPLETED in event.meta:
             return event
-        rank = self._completions
-        self._completions += 1
-        return replace(event, meta={**event.meta, COMPLETED: rank})
+        return replace(event, meta={**event.meta, COMPLETED: self.reserve_completion()})
 
     def _next_id(self, event_type: EventType) -> str:
         ordinal = self._ordinals.get(event_type, 0)

@@ -313,3 +313,30 @@ class TestAbandoned:
         report = info.value.report
         assert report.waiting_for == ()
         assert "never came in the recording" in report.hint
+
+
+class TestAbandonedStream:
+    def test_a_stream_left_open_completes_where_it_reached_the_program(
+        self, stub_llm_factory, tmp_path, monkeypatch
+    ):
+        stub = stub_llm_factory(script=SCRIPT, chunk_delay=0.01)
+
+        def program() -> list[str]:
+            with httpx.Client() as client:
+                request = client.build_request(
+                    "POST", f"{stub.url}/chat/completions", json={**body("left"), "stream": True}
+                )
+                stream = client.send(request, stream=True)
+                first = next(stream.iter_bytes())  # read a little, never close it
+                after = reply(client.post(f"{stub.url}/chat/completions", json=body("right")))
+                return [first.decode()[:5], after]
+
+        recorded = record(tmp_path / "b", program)
+        ranks = {
+            e.request["body"]["messages"][0]["content"]: e.meta[COMPLETED]
+            for e in load_bundle(tmp_path / "b").events if e.is_llm
+        }
+        assert ranks["left"] < ranks["right"]  # not at the end of the session
+        monkeypatch.setenv(TIMEOUT_ENV, "2")
+        for _ in range(FEW):
+            assert replay(tmp_path / "b", program) == recorded
