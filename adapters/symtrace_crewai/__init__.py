@@ -55,6 +55,9 @@ class CrewAIAdapter(PatchingAdapter):
                  "async twin"),
             Hook("crewai.utilities.planning_handler:CrewPlanner._handle_crew_planning",
                  h.scoped(h.because("planning")), "reason planning: Crew(planning=True)"),
+            Hook("crewai.utilities.planning_handler:CrewPlanner._create_tasks_summary",
+                 h.planning_summary,
+                 "the planner's task summary (holds memory addresses): record it, serve it"),
             Hook("crewai.utilities.reasoning_handler:AgentReasoning.handle_agent_reasoning",
                  h.scoped(h.because("reasoning")), "reason reasoning: Agent(reasoning=True)"),
             Hook("crewai.llms.context_window:summarize_messages",
@@ -82,6 +85,8 @@ class CrewAIAdapter(PatchingAdapter):
                  "refuse unreplayable crews; declare the crew output as final result"),
             Hook(f"{CREW}.akickoff", h.chain(h.declaring_final, h.refusing_unsupported),
                  "async twin (kickoff_async uses kickoff)"),
+            Hook(f"{FLOW}._create_initial_state", h.flow_state_id,
+                 "a user Flow's random state id (printed): record it, serve it on replay"),
             Hook(f"{FLOW}.kickoff_async", h.declaring_flow_final,
                  "declare a Flow's output as final result (kickoff/akickoff end here)"),
         )

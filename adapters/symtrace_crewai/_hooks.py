@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
@@ -32,6 +33,7 @@ from symtrace_crewai._attribution import (
 
 Original = Callable[..., Any]
 Scope = Callable[..., AbstractContextManager[None]]  # (self, *args, **kwargs) -> scope
+PLANNER = "Task Execution Planner"  # the role CrewPlanner gives its agent
 
 
 # -- attribution scopes ------------------------------------------------------------------------
@@ -275,6 +277,31 @@ def flow_method(original: Original) -> Original:
     return wrapper
 
 
+def flow_state_id(original: Original) -> Original:
+    """Flow._create_initial_state: a user flow's state id is a side channel.
+
+    CrewAI gives every flow state a fresh `uuid4()` and prints it in its console panels, so a
+    replay would print another id. It is recorded as a boundary `crewai.flow_id` (arguments:
+    the flow class) and the recorded id is served on replay, as `inject_date` is.
+    """
+
+    @functools.wraps(original)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        state = original(self, *args, **kwargs)
+        if active() is None or not is_user_flow(self):
+            return state
+        current = state.get("id") if isinstance(state, dict) else getattr(state, "id", None)
+        recorded = call_tool("crewai.flow_id", {"flow": type(self).__name__},
+                             lambda: current, meta={"side_channel": "flow_id"})
+        if isinstance(state, dict):
+            state["id"] = recorded
+        else:
+            object.__setattr__(state, "id", recorded)  # as CrewAI itself sets it
+        return state
+
+    return wrapper
+
+
 def declaring_flow_final(original: Original) -> Original:
     """Flow.kickoff_async (kickoff and akickoff end here): the flow's output is the result."""
 
@@ -287,6 +314,34 @@ def declaring_flow_final(original: Original) -> Original:
             else:
                 declare_final(result)
         return result
+
+    return wrapper
+
+
+# -- side channel: the planner's task summary ------------------------------------------------
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def planning_summary(original: Original) -> Original:
+    """CrewPlanner._create_tasks_summary: the text the planner is asked about.
+
+    CrewAI renders each task's tools with `str(tool)`, a pydantic repr that includes
+    `<function _default_cache_function at 0x7f…>`: a memory address, different in every
+    process, inside the planner's prompt. The rendering is a boundary `crewai.planning_summary`
+    whose arguments are the text with addresses masked (so an edited task, goal or tool still
+    changes them and fails closed there) and whose result, served on replay, is the recorded
+    text: the planner's request is then the recorded one, byte for byte.
+    """
+
+    @functools.wraps(original)
+    def wrapper(self: Any) -> Any:
+        if active() is None:
+            return original(self)
+        rendered = original(self)
+        with context.agent(PLANNER, reason="planning"):
+            return call_tool("crewai.planning_summary",
+                             {"summary": ADDRESS.sub(" at 0x…", rendered)}, lambda: rendered,
+                             meta={"side_channel": "planning_summary"})
 
     return wrapper
 

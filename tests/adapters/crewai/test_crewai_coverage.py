@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from crewai_helpers import ADAPTER, llm_events, load_example, replay_example, tool_runs
+from crewai_helpers import (
+    ADAPTER,
+    llm_events,
+    load_example,
+    replay_example,
+    tool_calls,
+    tool_runs,
+)
 
 import symtrace
 from symtrace.errors import AdapterError, RequestMismatch
@@ -69,9 +76,9 @@ FEATURES = {
                 lambda ev: on_lane(ev, "TripFlow.research_porto/Researcher"),
                 lambda ev: on_lane(ev, "TripFlow.research_porto/Researcher", 1),
                 "TripFlow.research_lisbon/Researcher"),
-        # the planner sees every task: its request is the first to change
+        # the planner's task summary (a recorded side channel) is the first thing to change
         Feature("planning", edit_note_expectation,
-                lambda ev: next(e for e in llm_events(ev) if e.reason == "planning"),
+                lambda ev: next(e for e in tool_calls(ev, "crewai.planning_summary")),
                 lambda ev: next(e for e in llm_events(ev) if e.reason == "planning")),
         # the function guardrail's feedback is only in the writer's retry
         Feature("guardrails", edit_budget_feedback,
@@ -111,8 +118,8 @@ def test_an_edit_diverges_at_the_first_request_it_changes(name, record, monkeypa
     report = caught.value.report
     assert (report.event_id, report.lane, report.agent) == (
         expected.id, expected.lane, expected.agent)
-    assert any(d.path.startswith("/body/messages/") for d in report.differences), \
-        report.differences
+    changed = "/arguments/summary" if name == "planning" else "/body/messages/"
+    assert any(d.path.startswith(changed) for d in report.differences), report.differences
     assert recorded.stub.served == served
 
 
@@ -158,9 +165,14 @@ def test_guardrail_retries_and_planning_are_attributed(record):
     assert [(e.agent, e.reason) for e in guarded] == [
         ("Scout", None), ("Guardrail Agent", "guardrail"), ("Scout", "guardrail"),
         ("Guardrail Agent", "guardrail"), ("Writer", None), ("Writer", "guardrail")]
-    planned = llm_events(record("planning").events())
+    events = record("planning").events()
+    planned = llm_events(events)
     assert (planned[0].agent, planned[0].reason) == ("Task Execution Planner", "planning")
     assert "Plan: call city_weather" in str(planned[1].request)
+    (summary,) = tool_calls(events, "crewai.planning_summary")
+    assert (summary.agent, summary.reason) == ("Task Execution Planner", "planning")
+    assert " at 0x…" in summary.request["arguments"]["summary"], "addresses are masked"
+    assert " at 0x…" not in str(planned[0].request), "the planner gets the real rendering"
 
 
 def test_overlapping_async_tasks_on_one_agent_are_refused_before_any_request(
