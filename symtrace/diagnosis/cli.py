@@ -38,9 +38,11 @@ def add_parsers(subparsers: Any) -> None:
         "diagnose",
         help="find C1–C4 symptoms and the first eligible intervention anchor",
         description="Run the Table 10 rules over every completed node in observed order, score "
-        "each triggered node (equations 21–34) and name the first eligible anchor. BUNDLE is "
-        "a bundle directory or a log file (chat messages or an OpenAI request/response log), "
-        "which is imported as an analysis-only trace. Exits 92 when no node is eligible. "
+        "each triggered node (equations 21–34), gate on the first eligible node and trace it "
+        "back along the event graph to where the failure was introduced (the anchor). BUNDLE "
+        "is a bundle directory or a log file (chat messages, an OpenAI request/response log, "
+        "or a multi-agent steps transcript), imported as an analysis-only trace. Exits 92 when "
+        "no node is eligible. "
         "With --eval LABELS, diagnoses every labelled trace and reports how often the anchor "
         "finds the labelled mistake step and agent, next to random/first/last baselines.",
     )
