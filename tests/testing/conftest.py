@@ -10,8 +10,6 @@ import pytest
 
 import symtrace.testing.recording  # noqa: F401 - same
 
-pytest_plugins = ["pytester"]
-
 
 @pytest.fixture(autouse=True)
 def _no_ci(monkeypatch: pytest.MonkeyPatch) -> None:

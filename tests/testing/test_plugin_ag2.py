@@ -10,6 +10,8 @@ import pytest
 
 pytest.importorskip("autogen")  # imported once here; inner runs reuse it
 
+pytest_plugins = ["pytester"]  # in the module: a non-root conftest may not
+
 INNER = '''
 import json
 from pathlib import Path
@@ -85,10 +87,13 @@ def recorded(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-def test_once_records_then_replays_without_touching_the_endpoint(recorded: pytest.Pytester):
+def test_once_and_none_replay_without_touching_the_endpoint(recorded: pytest.Pytester):
     result = recorded.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["symtrace: recorded 0 bundle(s), replayed 1*"])
+    assert runs(recorded)[-1] == {"action": "replay", "stub_requests": 0, "tool_bodies": 0}
+    result = recorded.runpytest("-p", "no:cacheprovider", "--symtrace-mode=none")
+    result.assert_outcomes(passed=1)
     assert runs(recorded)[-1] == {"action": "replay", "stub_requests": 0, "tool_bodies": 0}
 
 
@@ -127,12 +132,6 @@ def test_mode_none_with_a_missing_bundle_fails_clearly(pytester: pytest.Pytester
     ])
     assert not (pytester.path / "runs.jsonl").exists()  # the body never ran
     assert not (pytester.path / BUNDLE).exists()
-
-
-def test_mode_none_replays_an_existing_bundle(recorded: pytest.Pytester):
-    result = recorded.runpytest("-p", "no:cacheprovider", "--symtrace-mode=none")
-    result.assert_outcomes(passed=1)
-    assert runs(recorded)[-1]["stub_requests"] == 0
 
 
 def test_rewrite_re_records_and_new_re_records_only_changed_tests(recorded: pytest.Pytester):

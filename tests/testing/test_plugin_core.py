@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["pytester"]  # in the module: a non-root conftest may not
+
 CHAT = '''
 import json, socket, pytest
 import openai
@@ -70,7 +72,9 @@ def test_side_channel(stub):
         run(pytester).assert_outcomes(passed=1)
 
 
-def test_a_missing_call_on_replay_is_reported_as_sym_r103(pytester: pytest.Pytester):
+def test_a_missing_call_on_replay_is_reported_as_sym_r103(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+):
     body = '''
 import os
 @pytest.mark.symtrace
@@ -81,7 +85,7 @@ def test_two_calls(stub):
 '''
     make(pytester, body)
     run(pytester).assert_outcomes(passed=1)
-    pytester._monkeypatch.setenv("SKIP_SECOND", "1")
+    monkeypatch.setenv("SKIP_SECOND", "1")
     result = run(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
@@ -90,7 +94,7 @@ def test_two_calls(stub):
 
 
 def test_a_test_error_before_the_recorded_calls_end_is_named_under_the_divergence(
-    pytester: pytest.Pytester,
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ):
     make(pytester, """
 import os
@@ -101,7 +105,7 @@ def test_stops(stub):
     ask(stub, "two")
 """)
     run(pytester).assert_outcomes(passed=1)
-    pytester._monkeypatch.setenv("STOP_EARLY", "1")
+    monkeypatch.setenv("STOP_EARLY", "1")
     result = run(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
@@ -273,8 +277,10 @@ def test_plain(stub, stub_llm):
     assert not (pytester.path / "bundles").exists()
 
 
-def test_secret_env_values_never_reach_the_bundle(pytester: pytest.Pytester):
-    pytester._monkeypatch.setenv("MY_PLAIN_VALUE", "hunter2-very-private")
+def test_secret_env_values_never_reach_the_bundle(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("MY_PLAIN_VALUE", "hunter2-very-private")
     make(pytester, '''
 import os
 @pytest.mark.symtrace(secret_env=["MY_PLAIN_VALUE"])
