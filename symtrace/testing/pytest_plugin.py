@@ -1,8 +1,9 @@
-"""pytest fixtures that give a test a real OpenAI-compatible endpoint on loopback.
+"""The symtrace pytest plugin: a real OpenAI-compatible endpoint on loopback as fixtures, and
+``@pytest.mark.symtrace`` (a bundle per test, recorded once, replayed strictly).
 
 Registered through the ``pytest11`` entry point, so this module is imported by every pytest
 run in an environment where symtrace is installed: it must stay cheap and must not import the
-openai SDK (or even the stub server) until a fixture is actually used.
+openai SDK, the stub server or the record/replay machinery until a test needs them.
 
     def test_agent(stub_llm):
         client = openai.OpenAI(base_url=stub_llm.url, api_key="x")
