@@ -20,7 +20,7 @@ import sys
 import threading
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from symtrace.errors import AdapterError
 
@@ -37,6 +37,7 @@ DOC = "docs/adapters/ag2v1.md"
 
 _lock = threading.Lock()
 _finder: _RefusingFinder | None = None
+_refused: list[str] = []  # every refusal raised in this process, for a parent to read back
 
 
 class UnsupportedFrameworkError(AdapterError):
@@ -74,7 +75,7 @@ def check_imported() -> None:
         if loaded is not None:
             reason = refusal(module, getattr(loaded, "__file__", None))
             if reason:
-                raise UnsupportedFrameworkError(reason)
+                _refuse(reason)
 
 
 def arm() -> None:
@@ -103,9 +104,20 @@ class _RefusingFinder(importlib.abc.MetaPathFinder):
             if spec is not None:
                 reason = refusal(fullname, spec.origin)
                 if reason:
-                    raise UnsupportedFrameworkError(reason)
+                    _refuse(reason)
                 return None
         return None
+
+
+def refused() -> str | None:
+    """The first refusal raised in this process (None if none): a program may catch the
+    error, so whoever finalizes a recording asks here rather than trusting the exit code."""
+    return _refused[0] if _refused else None
+
+
+def _refuse(reason: str) -> NoReturn:
+    _refused.append(reason)
+    raise UnsupportedFrameworkError(reason)
 
 
 def _major(version: str) -> int:

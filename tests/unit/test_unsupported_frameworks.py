@@ -106,3 +106,16 @@ def test_the_refusal_is_re_armed_after_sys_meta_path_was_reset(ag2_v1, tmp_path,
     with (pytest.raises(UnsupportedFrameworkError),
           symtrace.record(tmp_path / "b", adapters=[])):
         import ag2  # noqa: F401
+
+
+def test_a_refusal_the_program_swallowed_is_still_known(ag2_v1, tmp_path, monkeypatch):
+    from symtrace import unsupported_frameworks
+
+    monkeypatch.setattr(unsupported_frameworks, "_refused", [])
+    assert unsupported_frameworks.refused() is None
+    with symtrace.record(tmp_path / "b", adapters=[]):
+        try:
+            import ag2  # noqa: F401
+        except AdapterError:
+            pass  # a program that carries on without the framework
+    assert "ag2 1.2.1" in (unsupported_frameworks.refused() or "")
