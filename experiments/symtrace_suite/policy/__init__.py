@@ -41,7 +41,12 @@ from symtrace_suite.tasks import Task, load_tasks
 
 __all__ = ["SUPPRESSION", "PolicyConfig", "SuitePolicy"]
 
-MISTAKES = (("bad_argument", 0.5), ("premature_final", 0.3), ("wrong_entity", 0.2))
+MISTAKES = (
+    ("bad_argument", 0.45),
+    ("premature_final", 0.25),
+    ("wrong_entity", 0.15),
+    ("repeat_previous", 0.15),
+)
 # Which confirmed symptom categories "address" a mistake (a Δ naming them is relevant to it).
 ADDRESSED_BY = {
     "bad_argument": frozenset({"C1", "C3"}),
@@ -49,6 +54,7 @@ ADDRESSED_BY = {
     "give_up": frozenset({"C3", "C4"}),
     "premature_final": frozenset({"C3", "C4"}),
     "wrong_entity": frozenset(),
+    "repeat_previous": frozenset({"C2"}),
     "prose_answer": frozenset({"C1"}),
 }
 # P(a drawn mistake is avoided) per guidance kind: (relevant, otherwise). Model parameters
@@ -219,8 +225,10 @@ class _Worker:
                 return self._guess(results, "the service returned no matching data")
             if failed is None and self.rng.random() < p:
                 kind = _weighted(self.rng, MISTAKES)
+                if kind == "repeat_previous" and not any(use.ok for use in history):
+                    kind = "bad_argument"  # nothing to repeat yet
                 if self._mistake(kind, 1.0):
-                    return self._apply(kind, step["tool"], calls, results)
+                    return self._apply(kind, step["tool"], calls, results, history)
             return _calls([(step["tool"], self._complete(step["tool"], a)) for a in calls])
         try:
             value = plan.answer(task.answer_spec, results)
@@ -231,10 +239,18 @@ class _Worker:
         return _final_text(None, orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode())
 
     def _apply(
-        self, kind: str, tool: str, calls: list[dict[str, Any]], results: list[Any]
+        self,
+        kind: str,
+        tool: str,
+        calls: list[dict[str, Any]],
+        results: list[Any],
+        history: list[ToolUse],
     ) -> Reply:
         if kind == "premature_final":
             return self._guess(results, None)
+        if kind == "repeat_previous":  # lost track: ask for the same thing again
+            last = [use for use in history if use.ok][-1]
+            return _calls([(last.name, last.args)])
         first = dict(calls[0])
         changed = _perturb(first, self.rng, wrong_entity=kind == "wrong_entity")
         if changed is None:
