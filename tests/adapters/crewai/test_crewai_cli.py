@@ -17,6 +17,7 @@ from symtrace.stub import StubLLM
 pytestmark = [pytest.mark.framework("crewai"), pytest.mark.slow]
 BUNDLES = sorted(p.parent for p in ROOT.glob("bundles/crewai-*/manifest.json"))
 DIVERGENT = sorted(p.parent for p in ROOT.glob("bundles/divergent/crewai-*/manifest.json"))
+CONCURRENT_CONSOLE = frozenset({"crewai-trip_flow"})
 
 
 def symtrace_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -56,7 +57,15 @@ def test_reference_bundle_replays_strictly_with_its_recorded_output(bundle, crew
     done = symtrace_cli("replay", str(bundle.relative_to(ROOT)), env=subprocess_env(crewai_home))
     assert done.returncode == 0, done.stderr[-3000:]
     assert "replay matched every recorded boundary call" in done.stderr
-    assert done.stdout == (bundle / "stdout.txt").read_text()
+    recorded = (bundle / "stdout.txt").read_text()
+    if bundle.name not in CONCURRENT_CONSOLE:
+        assert done.stdout == recorded
+        return
+    # CrewAI prints a Flow's step panels from its event bus as steps start and finish; for
+    # steps running at once their order is thread timing (declared volatile): same panels,
+    # same lines, and the program's own report identical
+    assert sorted(done.stdout.splitlines()) == sorted(recorded.splitlines())
+    assert done.stdout[done.stdout.index("== task"):] == recorded[recorded.index("== task"):]
 
 
 @pytest.mark.parametrize("bundle", DIVERGENT, ids=lambda p: p.name)
