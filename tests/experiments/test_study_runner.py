@@ -172,6 +172,8 @@ def test_torn_last_line_is_dropped(tmp_path):
     ({"templates": "no-such-file.json"}, "templates"),
     ({"cases": "no-such-cases.json"}, "frozen case set"),
     ({"max_error_rate": 2}, "max_error_rate"),
+    ({"judge": {"model": "m"}}, "judge needs base_url"),
+    ({"rq1": {"k": 1, "rerun_prompt": "fancy"}}, "rerun_prompt"),
     ({"colour": "blue"}, "unknown config keys"),
 ])
 def test_bad_configs_are_typed_errors_and_write_nothing(tmp_path, raw, needle, capsys):
@@ -278,3 +280,16 @@ def test_missing_extras_are_typed_errors_before_anything_is_written(tmp_path, mo
         open_executor(config_for(tmp_path, backend={
             "kind": "openai", "base_url": "http://127.0.0.1:9/v1",
             "api_key_env": "NO_SUCH_KEY_VAR"}), 1, "local")
+
+
+def test_judge_config_builds_an_openai_compatible_judge(tmp_path, monkeypatch):
+    from symtrace_study.attempts import _judge
+
+    from symtrace.diagnosis.judge import OpenAIJudge
+
+    monkeypatch.setenv("JUDGE_KEY", "sk-test")
+    config = config_for(tmp_path, judge={"base_url": "http://127.0.0.1:9/v1", "model": "j",
+                                         "api_key_env": "JUDGE_KEY"})
+    judge = _judge(config)
+    assert isinstance(judge, OpenAIJudge) and judge.model == "j"
+    assert _judge(config_for(tmp_path)) is None
