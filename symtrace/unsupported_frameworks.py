@@ -115,6 +115,11 @@ def refused() -> str | None:
     return _refused[0] if _refused else None
 
 
+def refusals() -> tuple[str, ...]:
+    """Every refusal raised in this process so far, oldest first."""
+    return tuple(_refused)
+
+
 def _refuse(reason: str) -> NoReturn:
     _refused.append(reason)
     raise UnsupportedFrameworkError(reason)

@@ -26,10 +26,12 @@ import orjson
 import pytest
 
 import symtrace
+from symtrace import unsupported_frameworks
 from symtrace.bundle.format import MANIFEST
 from symtrace.errors import BundleError, MissingCall, ReplayDivergence, SymtraceError
 from symtrace.testing.modes import Action, RecordMode
 from symtrace.testing.netblock import blocked_network
+from symtrace.unsupported_frameworks import UnsupportedFrameworkError
 
 
 class SymtraceTestFailure(pytest.fail.Exception):  # type: ignore[misc,name-defined]
@@ -99,6 +101,7 @@ def _recording(spec: TestBundle) -> Iterator[None]:
     staging = _staging(spec.path)
     shutil.rmtree(staging, ignore_errors=True)
     body_error: BaseException | None = None
+    refusals = len(unsupported_frameworks.refusals())
     try:
         with symtrace.record(
             staging,
@@ -113,12 +116,21 @@ def _recording(spec: TestBundle) -> Iterator[None]:
                 body_error = exc
                 raise
     except BaseException as exc:
-        if exc is body_error and _keeps(exc):
+        if exc is body_error and _keeps(exc) and not _refused_since(refusals):
             _publish(staging, spec.path)
         else:
             shutil.rmtree(staging, ignore_errors=True)
         raise
+    swallowed = _refused_since(refusals)
+    if swallowed:  # the test caught the refusal and passed: its bundle lacks LLM calls
+        shutil.rmtree(staging, ignore_errors=True)
+        fail(error_message(spec, UnsupportedFrameworkError(swallowed)))
     _publish(staging, spec.path)
+
+
+def _refused_since(count: int) -> str | None:
+    later = unsupported_frameworks.refusals()[count:]
+    return later[0] if later else None
 
 
 def check_replaceable(path: Path) -> None:
