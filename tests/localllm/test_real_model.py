@@ -45,8 +45,14 @@ def chat(llm: LocalLLM, **body: Any) -> httpx.Response:
     return httpx.post(f"{llm.url}/chat/completions", json=body, timeout=120, trust_env=False)
 
 
-def test_tools_without_tool_choice_give_a_schema_valid_call(local_llm: LocalLLM) -> None:
-    response = chat(local_llm, messages=ASK, tools=TOOLS)  # AG2 sends no tool_choice
+@pytest.mark.parametrize(
+    "tool_choice",
+    [None, {"type": "function", "function": {"name": "get_weather"}}],
+    ids=["absent-as-AG2-sends-it", "forced"],
+)
+def test_tool_request_gives_a_schema_valid_call(local_llm: LocalLLM, tool_choice: Any) -> None:
+    extra = {"tool_choice": tool_choice} if tool_choice else {}
+    response = chat(local_llm, messages=ASK, tools=TOOLS, **extra)
     assert response.status_code == 200, response.text
     choice = response.json()["choices"][0]
     assert choice["finish_reason"] == "tool_calls"
