@@ -55,7 +55,7 @@ def markdown(summary: dict[str, Any]) -> str:
     lines += [f"Backend: `{backend['kind']}`"
               + (f" (model `{backend['model']}`)" if backend.get("model") else "")
               + f". Reference arm: `{summary['reference']}`; task arms get up to "
-              f"{summary['attempts']} attempts, node arms one intervention.", "",
+              f"{summary['attempts']} attempt(s), node arms one intervention.", "",
               f"System errors (reported apart, never failed repairs): "
               f"**{summary['system_errors']}**.", ""]
     for family, data in summary["families"].items():
