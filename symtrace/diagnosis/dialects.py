@@ -167,3 +167,167 @@ _EXCEPTION_LINE = re.compile(r"(?m)^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|T
 def _last_exception(output: str) -> str:
     found = _EXCEPTION_LINE.findall(output)
     return found[-1].rpartition(".")[2] if found else "ExecutionFailed"
+
+
+# Console output a run's harness interleaved into messages (Who&When's Magentic-One logs are
+# captured stdout/stderr): Python warnings with the source line they quote, the agent runtime's
+# "Error processing publish message" traceback, and agbench's end-of-run lines.
+_WARNING_LINE = re.compile(r"^\S+\.py:\d+: [A-Za-z]*Warning: ")
+_RUNTIME_ERROR = "Error processing publish message"
+_END_MARKER = re.compile(r"^(?:SCENARIO\.PY|RUN\.SH) COMPLETE !#!#\s*$")
+_FINAL_LINE = re.compile(r"^FINAL ANSWER:[ \t]?(?P<answer>.*)$")
+_RAISED_LINE = re.compile(
+    r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Timeout|Exit|Interrupt))(?::\s?(?P<msg>.*))?$"
+)
+_ERROR_CODE = re.compile(r"\bError code: (?P<code>[1-5]\d\d)\b")
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeFailure:
+    """An exception the agent runtime logged while delivering a message (not agent content)."""
+
+    error_type: str
+    message: str
+    status: int  # the HTTP status the exception names ("Error code: 400"), else 500
+
+
+@dataclass(frozen=True, slots=True)
+class Console:
+    """A message split into what the agent said and what the harness printed into it."""
+
+    text: str
+    final_answer: str | None = None  # agbench's "FINAL ANSWER: …" (the run's output)
+    failures: tuple[RuntimeFailure, ...] = ()
+
+
+def split_console(text: str) -> Console:
+    """Remove harness console lines from *text*. Warnings and runtime tracebacks are removed
+    anywhere; "FINAL ANSWER: …" and indented stray lines at the end only when the message
+    carries agbench's end-of-run marker, so an agent's own "FINAL ANSWER:" stays its text."""
+    lines = text.split("\n")
+    ended = any(_END_MARKER.match(line) for line in lines)
+    keep: list[str] = []
+    failures: list[RuntimeFailure] = []
+    final: str | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _WARNING_LINE.match(line):
+            i += 2 if i + 1 < len(lines) and lines[i + 1][:1] in (" ", "\t") else 1
+            continue
+        if line.strip() == _RUNTIME_ERROR:
+            i, failure = _runtime_traceback(lines, i + 1)
+            if failure is not None:
+                failures.append(failure)
+            continue
+        if ended and _END_MARKER.match(line):
+            i += 1
+            continue
+        found = _FINAL_LINE.match(line) if ended else None
+        if found is not None:
+            final = found.group("answer").strip()
+            i += 1
+            continue
+        keep.append(line)
+        i += 1
+    while ended and keep and keep[-1][:1] in (" ", "\t"):
+        keep.pop()  # a warning's quoted source line whose header landed elsewhere
+    if len(keep) == len(lines) and not failures:
+        return Console(text)
+    return Console("\n".join(keep).rstrip(), final, tuple(failures))
+
+
+def _runtime_traceback(lines: list[str], i: int) -> tuple[int, RuntimeFailure | None]:
+    if i < len(lines) and lines[i].startswith("Traceback (most recent call last):"):
+        i += 1
+    while i < len(lines) and lines[i][:1] in (" ", "\t"):
+        i += 1
+    raised = _RAISED_LINE.match(lines[i]) if i < len(lines) else None
+    if raised is None:
+        return i, None
+    message = raised.group("msg") or ""
+    code = _ERROR_CODE.search(message)
+    kind = raised.group("type").rpartition(".")[2]
+    return i + 1, RuntimeFailure(kind, message, int(code.group("code")) if code else 500)
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """An agent turn that reports a tool it ran and what it saw (Magentic-One's WebSurfer
+    and FileSurfer put both in one message): the decision's text, the call and its result."""
+
+    action: str
+    tool: str
+    arguments: dict[str, str]
+    value: dict[str, object]
+    error: str | None = None  # the failure, if the observation is an error page
+
+
+# MultimodalWebSurfer's action descriptions (autogen_ext …/_multimodal_web_surfer.py, and the
+# older autogen_magentic_one wording), each with the tool that produced it.
+_WEB_ACTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.S), tool)
+    for pattern, tool in (
+        (r"I typed '(?P<url>.*)' into the browser address bar\.", "visit_url"),
+        (r"I typed '(?P<query>.*)' into the browser search bar\.", "web_search"),
+        (r"I typed '(?P<text_value>.*)' into '(?P<input_field>.*)'\.", "input_text"),
+        (r"I input '(?P<text_value>.*)'\.", "input_text"),
+        (r"I clicked the browser back button\.", "history_back"),
+        (r"I scrolled up one page in the browser\.", "scroll_up"),
+        (r"I scrolled down one page in the browser\.", "scroll_down"),
+        (r"I clicked '(?P<target>.*)'\.", "click"),
+        (r"I clicked the control\.", "click"),
+        (r"I scrolled '(?P<target>.*)' up\.", "scroll_element_up"),
+        (r"I scrolled '(?P<target>.*)' down\.", "scroll_element_down"),
+        (r"I hovered over '(?P<target>.*)'\.", "hover"),
+        (r"I answered the following question '(?P<question>.*)' based on the web page\.",
+         "answer_question"),
+        (r"I summarized the current web page\.?", "summarize_page"),
+        (r"I am waiting a short period of time before taking further action\.", "sleep"),
+    )
+)  # fmt: skip
+_WEB_STATE = re.compile(
+    r"\n\s*\n(?:Here is a screenshot of |The web browser is open to the page )"
+    r"\[(?P<title>[^\]\n]*)\]\((?P<url>[^)\s]*)\)\.?"
+)
+# FileSurfer's viewport header ("Address:" in autogen_magentic_one, "Path:" in autogen_ext).
+_FILE_STATE = re.compile(
+    r"^(?:Address|Path): (?P<path>[^\n]*)\n(?:Title: (?P<title>[^\n]*)\n)?"
+    r"Viewport position: Showing page (?P<page>\d+) of \d+\.\n(?:=+\n)?(?P<body>.*)$",
+    re.S,
+)
+_FILE_MISSING = re.compile(r"(?m)^(?:#+ )?(?:Error 404|FileNotFoundError)\s*$|^File not found: ")
+_FILE_ERROR = re.compile(r"^File surfing error:\s*(?P<detail>.*)$", re.S)
+
+
+def observed_tool(text: str) -> Observed | None:
+    """Read a WebSurfer or FileSurfer reply as the tool it ran and the page it saw; None for
+    any other text (the speaker's name is not needed: the wording is the framework's own)."""
+    state = _WEB_STATE.search(text)
+    if state is not None:
+        action = text[: state.start()].strip()
+        for pattern, tool in _WEB_ACTIONS:
+            match = pattern.fullmatch(action)
+            if match is not None:
+                value = {"url": state.group("url"), "title": state.group("title"),
+                         "page": text[state.end():].strip()}  # fmt: skip
+                args = {k: v for k, v in match.groupdict().items() if v is not None}
+                return Observed(action, tool, args, value)
+        return None
+    failed = _FILE_ERROR.match(text)
+    if failed is not None:
+        detail = failed.group("detail").strip()
+        return Observed(text, "file_surfer", {}, {"page": detail}, _last_line(detail))
+    page = _FILE_STATE.match(text)
+    if page is None:
+        return None
+    body = page.group("body").strip()
+    value = {"url": page.group("path"), "title": page.group("title") or "", "page": body}
+    missing = _FILE_MISSING.search(body) or _FILE_MISSING.search(page.group("title") or "")
+    args = {"path": page.group("path"), "page": page.group("page")}
+    return Observed(text, "file_surfer", args, value, _last_line(body) if missing else None)
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1].strip() if lines else text

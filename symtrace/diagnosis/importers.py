@@ -33,10 +33,14 @@ from symtrace.bundle.reader import Bundle, load_bundle
 from symtrace.canonical import JSONValue
 from symtrace.diagnosis.dialects import (
     DECISION_REASONS,
+    Observed,
+    RuntimeFailure,
     Turn,
     TurnKind,
     classify_turn,
     crewai_tool_error,
+    observed_tool,
+    split_console,
 )
 from symtrace.diagnosis.errors import TraceImportError
 from symtrace.diagnosis.view import content_text, parse_json
@@ -370,13 +374,28 @@ class _Builder:
         results: list[str] = []
         task: JSONValue = None
         final: JSONValue = None
+        console_final: str | None = None
         for i, message in enumerate(items):
             where = f"{self.where}: messages[{i}]"
             role = message.get("role")
             text = content_text(message.get("content"))
             meta = {"step": message["step"]} if _is_int(message.get("step")) else {}
             has_calls = bool(message.get("tool_calls") or message.get("function_call"))
+            console = split_console(text) if role == "assistant" else None
+            if console is not None and console.text != text:
+                text = console.text
+                message = {**message, "content": text}
+                console_final = console.final_answer or console_final
             turn = classify_turn(message.get("name"), text) if role != "tool" else None
+            observed = (
+                observed_tool(text)
+                if role == "assistant" and turn is not None and turn.kind is TurnKind.DECISION
+                and not has_calls
+                else None
+            )  # fmt: skip
+            if observed is not None:
+                message = _observed_call(message, observed, len(self.events))
+                has_calls = True
             if role == "user" and task is not None and turn is not None:
                 turn = _observation(turn, text)  # CrewAI's observations come as user turns
             if (
@@ -401,8 +420,12 @@ class _Builder:
                     "main", agent, body, 200, rbody, results, where, reason=reason, meta=meta
                 )
                 results = []
+                if observed is not None:
+                    results.append(self.result("main", _observed_result(message, observed), meta))
                 if not control:
                     final = None if has_calls else text
+                for failure in console.failures if console is not None else ():
+                    self.runtime_failure(failure, history, where, meta)
             elif role in ("tool", "function"):
                 results.append(self.result("main", message, meta))
             else:
@@ -410,7 +433,24 @@ class _Builder:
             history.append(message)
         if not self.last_action:
             raise TraceImportError(f"{self.where}: no assistant message: nothing to diagnose")
-        return task, final
+        return task, final if console_final is None else console_final
+
+    def runtime_failure(
+        self,
+        failure: RuntimeFailure,
+        history: list[dict[str, Any]],
+        where: str,
+        meta: dict[str, Any],
+    ) -> str:
+        """An exception the agent runtime logged while delivering the last message (in
+        Magentic-One: usually the orchestrator's next LLM call failing): a control agent_action
+        with the error response, like a recorded failed framework call."""
+        body = {"model": "imported", "messages": list(history)}
+        error = {"error": {"type": failure.error_type, "message": failure.message}}
+        return self.action(
+            "main", "runtime", body, failure.status, error, [], where,
+            reason="runtime_error", meta=meta,
+        )  # fmt: skip
 
     def openai_log(self, items: list[dict[str, Any]]) -> tuple[JSONValue, JSONValue]:
         task: JSONValue = None
@@ -534,6 +574,26 @@ def _steps(wrapper: dict[str, Any], where: str) -> list[dict[str, Any]]:
              "step": number}
         )  # fmt: skip
     return out
+
+
+def _observed_call(message: dict[str, Any], observed: Observed, n: int) -> dict[str, Any]:
+    """The agent turn of an observed tool run: its action text and the call it made."""
+    function = {"name": observed.tool, "arguments": json.dumps(observed.arguments, sort_keys=True)}
+    call = {"id": f"observed-{n:04d}", "type": "function", "function": function}
+    return {**message, "content": observed.action, "tool_calls": [call]}
+
+
+def _observed_result(message: dict[str, Any], observed: Observed) -> dict[str, Any]:
+    """The tool message answering `_observed_call`: the page seen, or the error page."""
+    result: dict[str, Any] = {
+        "role": "tool",
+        "tool_call_id": message["tool_calls"][0]["id"],
+        "name": observed.tool,
+        "content": json.dumps(observed.value, sort_keys=True, ensure_ascii=False),
+    }
+    if observed.error is not None:
+        result["error"] = {"type": "PageError", "message": observed.error}
+    return result
 
 
 def _observation(turn: Turn, text: str) -> Turn:
