@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.testing.inner import run_inner
+
 pytest.importorskip("autogen")  # imported once here; inner runs reuse it
 
 pytest_plugins = ["pytester"]  # in the module: a non-root conftest may not
@@ -78,7 +80,7 @@ def seed_of(pytester: pytest.Pytester) -> int:
 def recorded(pytester: pytest.Pytester) -> pytest.Pytester:
     """An inner project whose test_chat has been recorded once (mode once, CI unset)."""
     write_test(pytester)
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = run_inner(pytester)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["symtrace: mode once (from default)*",
                                  "symtrace: recorded 1 bundle(s), replayed 0*"])
@@ -88,11 +90,11 @@ def recorded(pytester: pytest.Pytester) -> pytest.Pytester:
 
 
 def test_once_and_none_replay_without_touching_the_endpoint(recorded: pytest.Pytester):
-    result = recorded.runpytest("-p", "no:cacheprovider")
+    result = run_inner(recorded)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["symtrace: recorded 0 bundle(s), replayed 1*"])
     assert runs(recorded)[-1] == {"action": "replay", "stub_requests": 0, "tool_bodies": 0}
-    result = recorded.runpytest("-p", "no:cacheprovider", "--symtrace-mode=none")
+    result = run_inner(recorded, "--symtrace-mode=none")
     result.assert_outcomes(passed=1)
     assert runs(recorded)[-1] == {"action": "replay", "stub_requests": 0, "tool_bodies": 0}
 
@@ -101,7 +103,7 @@ def test_changed_prompt_fails_with_the_divergence_report_not_a_traceback(
     recorded: pytest.Pytester,
 ):
     write_test(recorded, prompt="You are a terse weather assistant.")
-    result = recorded.runpytest("-p", "no:cacheprovider")
+    result = run_inner(recorded)
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     result.stdout.fnmatch_lines([
@@ -123,7 +125,7 @@ def test_mode_none_with_a_missing_bundle_fails_clearly(pytester: pytest.Pytester
                                                        monkeypatch: pytest.MonkeyPatch):
     write_test(pytester)
     monkeypatch.setenv("CI", "true")
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = run_inner(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "symtrace: mode none (from $CI)",
@@ -136,19 +138,19 @@ def test_mode_none_with_a_missing_bundle_fails_clearly(pytester: pytest.Pytester
 
 def test_rewrite_re_records_and_new_re_records_only_changed_tests(recorded: pytest.Pytester):
     first_seed = seed_of(recorded)
-    result = recorded.runpytest("-p", "no:cacheprovider", "--symtrace-mode=rewrite")
+    result = run_inner(recorded, "--symtrace-mode=rewrite")
     result.assert_outcomes(passed=1)
     assert runs(recorded)[-1] == {"action": "record", "stub_requests": 2, "tool_bodies": 1}
     assert seed_of(recorded) != first_seed  # a fresh recording, not the old bundle
 
-    result = recorded.runpytest("-p", "no:cacheprovider", "--symtrace-mode=new")
+    result = run_inner(recorded, "--symtrace-mode=new")
     result.assert_outcomes(passed=1)
     assert runs(recorded)[-1]["action"] == "replay"
 
     write_test(recorded, prompt="You are a terse weather assistant.")
-    result = recorded.runpytest("-p", "no:cacheprovider", "--symtrace-mode=new")
+    result = run_inner(recorded, "--symtrace-mode=new")
     result.assert_outcomes(passed=1)
     assert runs(recorded)[-1] == {"action": "record", "stub_requests": 2, "tool_bodies": 1}
-    result = recorded.runpytest("-p", "no:cacheprovider", "--symtrace-mode=none")
+    result = run_inner(recorded, "--symtrace-mode=none")
     result.assert_outcomes(passed=1)  # the re-recorded bundle matches the changed test
     assert runs(recorded)[-1]["stub_requests"] == 0

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.testing.inner import run_inner
+
 pytest_plugins = ["pytester"]  # in the module: a non-root conftest may not
 
 CHAT = '''
@@ -32,7 +34,7 @@ def make(pytester: pytest.Pytester, body: str, name: str = "test_core") -> None:
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:cacheprovider", *args)
+    return run_inner(pytester, *args)
 
 
 def manifest(path: Path) -> dict[str, object]:
