@@ -35,6 +35,8 @@ from symtrace import context
 from symtrace.lane_identity import instance_lane
 
 _TOOL_ORDER: ContextVar[tuple[str, ...]] = ContextVar("symtrace_agentchat_tool_order", default=())
+# The tool lane of the AgentTool/TeamTool call running: the agents it runs get lanes under it.
+_RUNNER_LANE: ContextVar[str | None] = ContextVar("symtrace_agentchat_runner_lane", default=None)
 
 Wrapper = Callable[..., Any]
 
@@ -48,19 +50,54 @@ def _tool_order(order: tuple[str, ...]) -> Iterator[None]:
         _TOOL_ORDER.reset(token)
 
 
-def tool_lane(call_id: str | None) -> contextlib.AbstractContextManager[None]:
-    """The lane of a tool call: `<agent lane>/tool#<i>` when it came from a model response."""
+def _tool_lane_name(call_id: str | None) -> str | None:
     current = context.current()
     order = _TOOL_ORDER.get()
     if current.agent is None or call_id is None or call_id not in order:
-        return contextlib.nullcontext()
-    return context.lane(f"{current.lane}/tool#{order.index(call_id)}")
+        return None
+    return f"{current.lane}/tool#{order.index(call_id)}"
+
+
+def tool_lane(call_id: str | None) -> contextlib.AbstractContextManager[None]:
+    """The lane of a tool call: `<agent lane>/tool#<i>` when it came from a model response."""
+    name = _tool_lane_name(call_id)
+    return contextlib.nullcontext() if name is None else context.lane(name)
+
+
+@contextlib.contextmanager
+def runner_lane(call_id: str | None, lane: str | None = None) -> Iterator[None]:
+    """Around an AgentTool/TeamTool call: the agents it runs get lanes under its tool lane
+    (`<agent lane>/tool#<i>/<inner agent lane>`), so two calls of one AgentTool in the same
+    response (one agent instance running twice at once) do not share a lane."""
+    token = _RUNNER_LANE.set(lane or _tool_lane_name(call_id) or _RUNNER_LANE.get())
+    try:
+        yield
+    finally:
+        _RUNNER_LANE.reset(token)
+
+
+async def runner_stream(stream: Any, call_id: str | None) -> AsyncIterator[Any]:
+    """runner_lane for a streamed AgentTool/TeamTool call, set around each step only (a
+    ContextVar set across a generator's yield would leak into its consumer)."""
+    lane = _tool_lane_name(call_id)
+    try:
+        while True:
+            with runner_lane(call_id, lane):
+                try:
+                    item = await anext(stream)
+                except StopAsyncIteration:
+                    return
+            yield item
+    finally:
+        await stream.aclose()
 
 
 def attributed(agent: Any, reason: str | None = None) -> contextlib.AbstractContextManager[None]:
     """Attribution to *agent* (a chat agent or a team manager) on its instance lane."""
     name = agent_name(agent)
-    return context.agent(name, lane=instance_lane(agent, name), reason=reason)
+    lane = instance_lane(agent, name)
+    runner = _RUNNER_LANE.get()
+    return context.agent(name, lane=f"{runner}/{lane}" if runner else lane, reason=reason)
 
 
 def agent_name(agent: Any) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 from symtrace import context
 from symtrace.tools import JSON_CODEC, acall_tool
-from symtrace_autogen_agentchat._attribution import tool_lane
+from symtrace_autogen_agentchat._attribution import runner_lane, runner_stream, tool_lane
 from symtrace_autogen_agentchat._codec import VALUE_CODEC, stream_codec, tool_codec
 
 Wrapper = Callable[..., Any]
@@ -39,7 +39,8 @@ def run_json(task_runner: type) -> Callable[[Wrapper], Wrapper]:
             self: Any, args: Any, cancellation_token: Any, call_id: str | None = None
         ) -> Any:
             if isinstance(self, task_runner):
-                return await original(self, args, cancellation_token, call_id=call_id)
+                with runner_lane(call_id):
+                    return await original(self, args, cancellation_token, call_id=call_id)
             with tool_lane(call_id):
                 return await acall_tool(
                     self.name,
@@ -69,7 +70,7 @@ def run_json_stream(task_runner: type) -> Callable[[Wrapper], Wrapper]:
         ) -> AsyncIterator[Any]:
             stream = original(self, args, cancellation_token, call_id=call_id)
             if isinstance(self, task_runner):
-                async for item in stream:
+                async for item in runner_stream(stream, call_id):
                     yield item
                 return
 

@@ -137,3 +137,53 @@ def test_reference_bundle_replays_in_process(name, scenario, monkeypatch):
     lines = run.replay(bundle)
     assert "\n".join(lines) + "\n" == (bundle / "stdout.txt").read_text()
     assert run.tool_runs == []
+
+
+def test_one_agent_tool_called_twice_at_once(stub_llm_factory, use_stub, tmp_path):
+    """Two calls of one AgentTool in one response run one agent instance twice at once: each
+    run gets its own lane under its tool call, and replays in the recorded completion order."""
+    import asyncio
+    import time
+
+    from agentchat_common import model_client, transcript
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_agentchat.tools import AgentTool
+
+    ask = [{"name": "expert", "arguments": {"task": f"Best sight in {city}?"}}
+           for city in ("Lisbon", "Porto")]
+    stub = use_stub(stub_llm_factory(script={"rules": [
+        {"match": {"agent": "You are the expert", "last_user_contains": "Lisbon"},
+         "reply": {"content": "Lisbon: the Belem Tower."}},
+        {"match": {"agent": "You are the expert"}, "reply": {"content": "Porto: the Ribeira."}},
+        {"match": {"agent": "You are the manager", "tool_result_present": False},
+         "reply": {"tool_calls": ask}},
+    ], "default": {"content": "Belem Tower and Ribeira."}}))
+    answer = stub.answer
+
+    def slow_lisbon(body, call_index):  # the call made first completes last
+        if "Lisbon" in str(body["messages"][-1].get("content")):
+            time.sleep(0.3)
+        return answer(body, call_index)
+
+    stub.answer = slow_lisbon
+
+    async def program():
+        client = model_client()
+        expert = AssistantAgent("expert", model_client=client, description="Knows Portugal.",
+                                system_message="You are the expert.")
+        manager = AssistantAgent("manager", model_client=client, tools=[AgentTool(expert)],
+                                 reflect_on_tool_use=True, system_message="You are the manager.")
+        result = await manager.run(task="Two sights, please.")
+        await client.close()
+        return transcript([result])
+
+    with symtrace.record(tmp_path / "run", adapters=["autogen_agentchat"]):
+        recorded = asyncio.run(program())
+    lanes = [e.lane for e in load_bundle(tmp_path / "run").events if e.agent == "expert"]
+    assert sorted(lanes) == ["manager/tool#0/expert", "manager/tool#1/expert"]
+    stub.answer = answer
+    served = stub.served
+    for _ in range(5):
+        with symtrace.replay(tmp_path / "run"):
+            assert asyncio.run(program()) == recorded
+    assert stub.served == served
