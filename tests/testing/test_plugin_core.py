@@ -74,46 +74,29 @@ def test_side_channel(stub):
         run(pytester).assert_outcomes(passed=1)
 
 
-def test_a_missing_call_on_replay_is_reported_as_sym_r103(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("stop", ["quietly", "with an error"])
+def test_a_run_that_stops_early_is_sym_r103_naming_the_test_error_if_any(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, stop: str
 ):
-    body = '''
+    make(pytester, """
 import os
 @pytest.mark.symtrace
-def test_two_calls(stub):
+def test_calls(stub):
     ask(stub, "one")
-    if not os.environ.get("SKIP_SECOND"):
+    stop = os.environ.get("STOP")
+    assert stop != "with an error", "stopped early on purpose"
+    if not stop:
         ask(stub, "two")
-'''
-    make(pytester, body)
+""")
     run(pytester).assert_outcomes(passed=1)
-    monkeypatch.setenv("SKIP_SECOND", "1")
+    monkeypatch.setenv("STOP", stop)
     result = run(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "*[[]SYM-R103] the run ended with recorded calls never made at agent_action_0001*",
     ])
-
-
-def test_a_test_error_before_the_recorded_calls_end_is_named_under_the_divergence(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-):
-    make(pytester, """
-import os
-@pytest.mark.symtrace
-def test_stops(stub):
-    ask(stub, "one")
-    assert not os.environ.get("STOP_EARLY"), "stopped early on purpose"
-    ask(stub, "two")
-""")
-    run(pytester).assert_outcomes(passed=1)
-    monkeypatch.setenv("STOP_EARLY", "1")
-    result = run(pytester)
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*[[]SYM-R103]*agent_action_0001*",
-        "*the test itself raised AssertionError: stopped early on purpose*",
-    ])
+    named = "the test itself raised AssertionError: stopped early on purpose" in result.stdout.str()
+    assert named is (stop == "with an error")
 
 
 def test_a_failing_test_keeps_its_recording_and_fails_the_same_way_on_replay(
