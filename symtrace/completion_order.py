@@ -38,7 +38,7 @@ DEFAULT_STALL_TIMEOUT = 20.0  # seconds without any boundary progress while a re
 # A thread released after another thread's delivery waits until that thread calls again or
 # ends, at most this long: threads run in parallel, and the one that got the earlier result
 # must get to use it first, as it did in the recording (where an LLM latency separated them).
-HANDOFF_GRACE = 0.05
+HANDOFF_GRACE = 0.1
 
 RESULT_TYPES = (EventType.AGENT_ACTION, EventType.TOOL_RESULT)
 

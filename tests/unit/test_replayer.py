@@ -158,9 +158,11 @@ class TestLanes:
             )
         ]
         delivered = run_concurrently(r, calls)
-        assert [d["value"] for d in delivered] == [
-            f"{city} is sunny today" for city in ("Lisbon", "Porto", "Faro")
+        assert sorted(d["value"] for d in delivered) == [
+            f"{city} is sunny today" for city in ("Faro", "Lisbon", "Porto")
         ]
+        served = [e.request["arguments"]["city"] for e in r.events if e.type.value == "tool_call"]
+        assert served == ["Lisbon", "Porto", "Faro"]
         r.close()
 
     def test_pooled_call_nobody_recorded_diverges(self, tmp_path):
