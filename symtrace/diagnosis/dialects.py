@@ -30,11 +30,23 @@ _EXITCODE = re.compile(
     r"^\s*exitcode:\s*(?P<code>-?\d+)\s*\((?P<what>[^)]*)\)\s*(?P<rest>.*)$", re.S
 )
 _CODE_OUTPUT = re.compile(r"^\s*Code output:\s?", re.I)
-# AG2's stock executor reply when the last message held no code block.
-_NO_CODE = re.compile(r"(?is)^\s*there is no code\b.{0,80}?\bto execute\b")
+# AG2's stock executor reply when the last message held no code block, and Magentic-One's
+# ComputerTerminal's ("No code block detected in the messages. Please provide …").
+_NO_CODE = re.compile(
+    r"(?is)^\s*(?:there is no code\b.{0,80}?\bto execute\b"
+    r"|No code block detected in the messages\.)"
+)
+# Magentic-One's ComputerTerminal: autogen_agentchat's CodeExecutorAgent wording and the older
+# autogen_magentic_one one ("…exited with Unix exit code: N").
 _M1_TERMINAL = re.compile(
     r"(?s)^\s*The script ran(?:, then exited with an error \(POSIX exit code: (?P<code>-?\d+)\)"
+    r"|, then exited with Unix exit code: (?P<unix>-?\d+)"
     r"|(?: but produced no output to console| successfully))(?P<rest>.*)$"
+)
+# The orchestrator's stock one-line notes, written from its ledger (bookkeeping, no decision).
+_M1_NOTES = (
+    (re.compile(r"^\s*Request satisfied\.\s*$"), "request_satisfied"),
+    (re.compile(r"^\s*Stalled\.+\s*Replanning\.*\s*$"), "stall_notice"),
 )
 _TERMINATE_ONLY = re.compile(r"^\s*TERMINATE\s*[.!]?\s*$")
 # Magentic-One (the Who&When naming is "Orchestrator (thought)", "Orchestrator (-> X)", …).
@@ -117,6 +129,9 @@ def classify_turn(name: str | None, text: str) -> Turn:
             return Turn(TurnKind.CONTROL, agent, reason)
     if _NEXT_SPEAKER.match(text):
         return Turn(TurnKind.CONTROL, agent, "speaker_selection")
+    for pattern, reason in _M1_NOTES:
+        if pattern.match(text):
+            return Turn(TurnKind.CONTROL, agent, reason)
     if _LEDGER.search(text[:400]):
         return Turn(TurnKind.CONTROL, agent, "progress_ledger")
     if role_text == "termination condition":
@@ -142,7 +157,7 @@ def exec_observation(text: str) -> dict[str, object] | None:
         match = _M1_TERMINAL.match(text)
         if match is None:
             return None
-        code = int(match.group("code") or 0)
+        code = int(match.group("code") or match.group("unix") or 0)
         output = (match.group("rest") or "").strip()
         failed = code != 0
     return {
@@ -297,7 +312,12 @@ _FILE_STATE = re.compile(
     re.S,
 )
 _FILE_MISSING = re.compile(r"(?m)^(?:#+ )?(?:Error 404|FileNotFoundError)\s*$|^File not found: ")
-_FILE_ERROR = re.compile(r"^File surfing error:\s*(?P<detail>.*)$", re.S)
+# FileSurfer's own failures: an exception in its tool, or its model's unparsable arguments.
+_FILE_ERROR = re.compile(
+    r"^(?:File surfing error:\s*|(?=File surfer encountered an error decoding JSON arguments: ))"
+    r"(?P<detail>.*)$",
+    re.S,
+)
 
 
 def observed_tool(text: str) -> Observed | None:

@@ -178,3 +178,42 @@ class TestFileSurfer:
         assert result.response["value"]["page"] == "Porto - Lisbon: 313 km"
         d = diagnose(bundle)
         assert not any(Category.C3 in n.proposed for n in d.nodes)
+
+
+class TestStockPhrases:
+    @pytest.mark.parametrize(
+        ("name", "text", "kind", "reason"),
+        [
+            ("Orchestrator (thought)", "Request satisfied.", TurnKind.CONTROL, "request_satisfied"),
+            ("Orchestrator (thought)", "Stalled.... Replanning...", TurnKind.CONTROL,
+             "stall_notice"),
+            ("ComputerTerminal", "No code block detected in the messages. Please provide a "
+             "markdown-encoded code block to execute.", TurnKind.CONTROL, "no_code_to_execute"),
+            # Negative: agent prose that merely starts alike stays a decision.
+            ("Assistant", "Request satisfied. The distance is 313 km.", TurnKind.DECISION, None),
+            ("Assistant", "Stalled progress means we should replan.", TurnKind.DECISION, None),
+            ("Assistant", "No code block detected yet, so I write one.", TurnKind.DECISION, None),
+        ],
+    )  # fmt: skip
+    def test_orchestrator_and_terminal_notes(self, name, text, kind, reason):
+        turn = classify_turn(name, text)
+        assert (turn.kind, turn.reason) == (kind, reason)
+
+    def test_older_terminal_wording_is_an_exec_result(self):
+        failed = classify_turn("ComputerTerminal", "The script ran, then exited with Unix exit "
+                               "code: 2\nIts output was:\nKeyError: 'km'")  # fmt: skip
+        assert failed.kind is TurnKind.EXEC_RESULT and failed.failed and failed.exit_code == 2
+        assert failed.error_type == "KeyError"
+        ok = classify_turn("ComputerTerminal", "The script ran, then exited with Unix exit "
+                           "code: 0\nIts output was:\n313")  # fmt: skip
+        assert ok.kind is TurnKind.EXEC_RESULT and not ok.failed
+        prose = classify_turn("Assistant", "The script ran fine on my side; exit code 0.")
+        assert prose.kind is TurnKind.DECISION
+
+    def test_file_surfer_argument_error_is_a_failed_result(self):
+        text = "File surfer encountered an error decoding JSON arguments: Expecting value"
+        bundle = trace_from_data(steps(("human", "How far?"), ("FileSurfer", text)))
+        result = by_type(bundle, EventType.TOOL_RESULT)[0]
+        assert result.response["ok"] is False
+        assert result.response["error"]["message"] == text
+        assert observed_tool("File surfer reports the table has 3 rows.") is None
