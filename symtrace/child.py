@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from symtrace import adapters as adapter_registry
-from symtrace import guard, http_boundary
+from symtrace import guard, http_boundary, unsupported_frameworks
 from symtrace.bundle.reader import load_bundle
 from symtrace.bundle.writer import BundleWriter, atomic_write
 from symtrace.canonical import to_json_value
@@ -104,6 +104,8 @@ def _record_hand_back(session: Session, writer: BundleWriter) -> Any:
                 "adapters_used": session.adapters_used,
                 "has_final_value": session.has_final_value,
                 "final_value": to_json_value(session.final_value),
+                # the program may have caught the refusal: the parent must not keep the bundle
+                "refused": unsupported_frameworks.refused(),
             }
         )
 

@@ -38,6 +38,7 @@ from symtrace.guidance import validate_placement
 from symtrace.outcome import complete_bundle
 from symtrace.redact import REDACTED, SECRET_ENV_NAME, Redactor
 from symtrace.runtime_info import version_warnings
+from symtrace.unsupported_frameworks import UnsupportedFrameworkError
 
 BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
 PACKAGE_ROOT = Path(__file__).parent.parent
@@ -132,6 +133,9 @@ def record_command(
         child_vars[child_env.ENV_REPORT] = str(report_path)
         code, stdout = _run(command, os.getcwd(), {**os.environ, **child_vars}, quiet)
         hand_back = _read_json(report_path)
+    if hand_back.get("refused"):  # a bundle without the framework's LLM calls would mislead
+        shutil.rmtree(out, ignore_errors=True)
+        raise UnsupportedFrameworkError(hand_back["refused"])
     writer = BundleWriter.reopen(out, redactor=redactor)
     if hand_back.get("status") not in ("recorded",):
         status = "not_instrumented" if not hand_back else "killed"

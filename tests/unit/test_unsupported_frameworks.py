@@ -93,9 +93,21 @@ def test_cli_record_of_a_program_importing_ag2_fails_loudly(ag2_v1, tmp_path):
     )
     assert "UnsupportedFrameworkError: symtrace cannot record or replay programs using ag2 " \
            "1.2.1" in done.stderr
-    assert done.returncode != 0
-    outcome = json.loads((tmp_path / "b" / "manifest.json").read_text())["outcome"]
-    assert outcome["status"] == "error"
+    assert done.returncode == EXIT_ADAPTER  # the refusal's own code, not the program's 1
+    assert not (tmp_path / "b").exists()  # no bundle that misses the LLM calls
+
+
+@pytest.mark.slow
+def test_cli_record_refuses_even_when_the_program_swallowed_the_error(ag2_v1, tmp_path):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ag2_v1), str(REPO)])}
+    program = "try:\n    import ag2\nexcept Exception:\n    pass\n"
+    done = subprocess.run(
+        [sys.executable, "-m", "symtrace", "record", "-o", str(tmp_path / "b"), "--",
+         sys.executable, "-c", program],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
+    )
+    assert done.returncode == EXIT_ADAPTER, done.stderr
+    assert not (tmp_path / "b").exists()
 
 
 def test_the_refusal_is_re_armed_after_sys_meta_path_was_reset(ag2_v1, tmp_path, monkeypatch):
