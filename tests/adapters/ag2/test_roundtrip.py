@@ -102,10 +102,11 @@ class TestChangedProgram:
 
         def twice() -> None:
             module.main()
-            module.main()  # one chat more than was recorded
+            module.main()  # one chat more than was recorded, with a new "assistant" object
 
         with pytest.raises(symtrace.UnexpectedCall) as caught, \
                 symtrace.replay(tmp_path / "b", adapters=["ag2"]):
             runner.call(twice)
-        assert caught.value.report.lane == "assistant"
+        assert caught.value.report.lane == "assistant@2"  # the second agent of that name
+        assert caught.value.report.agent == "assistant"
         assert stub.served == served
