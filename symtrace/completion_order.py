@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from symtrace.errors import SessionError
 from symtrace.events import Event, EventType
+from symtrace.graph import children_index
 
 COMPLETED = "completed"  # meta key: rank of the event's result in the completion order
 ABANDONED = "abandoned"  # meta key: an LLM call whose response never reached the program
@@ -85,7 +86,36 @@ def completion_ranks(events: Sequence[Event]) -> dict[str, int] | None:
         if not isinstance(rank, int):
             return None
         ranks[event.id] = rank
+    for tool_call in _bodies_that_replay(events, ranks):
+        del ranks[tool_call]
     return ranks
+
+
+def _bodies_that_replay(events: Sequence[Event], ranks: dict[str, int]) -> set[str]:
+    """Tool calls whose lane went on while they ran: a descendant completed before them.
+
+    That happens only when the tool's body itself made the calls that follow it on its lane
+    (a CrewAI hand-off runs the coworker there) and the adapter runs that body again on
+    replay. Such a call's begin delivers nothing (its result comes from the body), so it is
+    neither held nor waited for; the calls its body makes are ordered as usual.
+    """
+    index = children_index(events)
+    out: set[str] = set()
+    for event in events:
+        own = ranks.get(event.id, NEVER)
+        if event.type is not EventType.TOOL_CALL or own == NEVER:
+            continue
+        stack, seen = list(index.get(event.id, ())), set()
+        while stack:
+            node = stack.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            if NEVER != ranks.get(node, NEVER) < own:
+                out.add(event.id)
+                break
+            stack.extend(index.get(node, ()))
+    return out
 
 
 class CompletionOrder:

@@ -29,7 +29,7 @@ from symtrace.outcome import complete_bundle
 from symtrace.redact import Redactor
 from symtrace.replayer import Replayer
 
-from .helpers import chat_request, chat_response, llm_call, recorder, run
+from .helpers import chat_request, chat_response, llm_call, recorder, run, tool_call
 
 SCRIPT = {
     "rules": [
@@ -379,3 +379,26 @@ class TestCli:
         assert (found["code"], found["kind"]) == ("SYM-R105", "order_unreachable")
         assert [c["id"] for c in found["waiting_for"]] == ["agent_action_0001"]
         assert "SYM-R105" in diverged.stderr
+
+
+class TestHandOff:
+    def test_a_tool_whose_body_replays_is_not_held_behind_its_own_calls(self, tmp_path):
+        # A hand-off (CrewAI delegation): the tool body runs the coworker on the tool's lane,
+        # when recording and again on replay. Its result completes after the coworker's call.
+        session, writer = recorder(tmp_path / "b")
+        lane = "manager/tool#0"
+        handoff = session.begin(tool_call("delegate", {"to": "coworker"}, lane=lane))
+        run(session, llm_call(chat_request("coworker task"), lane=lane), chat_response("done"))
+        session.finish(handoff, {"ok": True, "value": "coworker says done"})
+        run(session, llm_call(chat_request("wrap up")), chat_response("bye"))
+        complete_bundle(writer, exit_code=0, status="ok")
+        bundle = load_bundle(tmp_path / "b")
+        ranks = completion_ranks(bundle.events)
+        assert ranks is not None and "tool_call_0000" not in ranks
+        assert set(ranks) == {"agent_action_0000", "agent_action_0001"}
+
+        replayer = Replayer(bundle, Redactor(), order_timeout=1)
+        replayer.begin(tool_call("delegate", {"to": "coworker"}, lane=lane))  # not held
+        run(replayer, llm_call(chat_request("coworker task"), lane=lane), None)
+        run(replayer, llm_call(chat_request("wrap up")), None)
+        replayer.close()
