@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from urllib.parse import unquote, urlsplit
 
 # Framework-role LLM turns whose content is a decision (see the module docstring).
 DECISION_REASONS = frozenset({"planning", "replanning", "final_answer", "manager"})
@@ -344,8 +345,15 @@ def observed_tool(text: str) -> Observed | None:
     body = page.group("body").strip()
     value = {"url": page.group("path"), "title": page.group("title") or "", "page": body}
     missing = _FILE_MISSING.search(body) or _FILE_MISSING.search(page.group("title") or "")
-    args = {"path": page.group("path"), "page": page.group("page")}
+    args = {"path": _local_path(page.group("path")), "page": page.group("page")}
     return Observed(text, "file_surfer", args, value, _last_line(body) if missing else None)
+
+
+def _local_path(address: str) -> str:
+    """FileSurfer's tool takes a local path; the older agent showed it as a file:// address."""
+    if not address.startswith("file://"):
+        return address
+    return unquote(urlsplit(address).path) or address
 
 
 def _last_line(text: str) -> str:

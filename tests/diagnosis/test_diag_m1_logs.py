@@ -171,6 +171,21 @@ class TestFileSurfer:
         assert Category.C2 in d.node(second_call.id).proposed
         assert d.anchor is not None
 
+    def test_a_file_address_is_the_tools_local_path(self):
+        # The failure quotes the path the call was given, so the trace-back reaches the
+        # FileSurfer decision that asked for the missing file.
+        data = steps(("human", "How far?"), ("FileSurfer", self.MISSING),
+                     ("Orchestrator (-> FileSurfer)", "Try the report again."))  # fmt: skip
+        bundle = trace_from_data(data)
+        call = by_type(bundle, EventType.TOOL_CALL)[0]
+        assert call.request["arguments"] == {"path": "/work/report.pdf", "page": "1"}
+        # Without the trace-back the handler downstream is anchored; with it, the caller.
+        assert diagnose(bundle, trace_back=False).anchor.anchor == "agent_action_0001"
+        assert diagnose(bundle).anchor.anchor == "agent_action_0000"
+        web = self.FOUND.replace("file:///work/notes.txt", "https://site.example/a%20b")
+        other = observed_tool(web)
+        assert other is not None and other.arguments["path"] == "https://site.example/a%20b"
+
     def test_a_page_that_opened_is_an_ok_result(self):
         bundle = trace_from_data(steps(("human", "How far?"), ("FileSurfer", self.FOUND)))
         result = by_type(bundle, EventType.TOOL_RESULT)[0]
