@@ -33,8 +33,8 @@ from symtrace.bundle.reader import Bundle, load_bundle
 from symtrace.canonical import JSONValue
 from symtrace.diagnosis.dialects import (
     DECISION_REASONS,
+    Console,
     Observed,
-    RuntimeFailure,
     Turn,
     TurnKind,
     classify_turn,
@@ -406,6 +406,7 @@ class _Builder:
             ):
                 results.append(self.exec_result("main", turn.agent, turn, meta))
                 history.append(message)
+                self.runtime_failures(console, history, where, meta)
                 continue
             if role in ("system", "developer", "user"):
                 if role == "user" and task is None:
@@ -424,8 +425,7 @@ class _Builder:
                     results.append(self.result("main", _observed_result(message, observed), meta))
                 if not control:
                     final = None if has_calls else text
-                for failure in console.failures if console is not None else ():
-                    self.runtime_failure(failure, history, where, meta)
+                self.runtime_failures(console, history, where, meta)
             elif role in ("tool", "function"):
                 results.append(self.result("main", message, meta))
             else:
@@ -435,22 +435,23 @@ class _Builder:
             raise TraceImportError(f"{self.where}: no assistant message: nothing to diagnose")
         return task, final if console_final is None else console_final
 
-    def runtime_failure(
+    def runtime_failures(
         self,
-        failure: RuntimeFailure,
+        console: Console | None,
         history: list[dict[str, Any]],
         where: str,
         meta: dict[str, Any],
-    ) -> str:
-        """An exception the agent runtime logged while delivering the last message (in
-        Magentic-One: usually the orchestrator's next LLM call failing): a control agent_action
-        with the error response, like a recorded failed framework call."""
+    ) -> None:
+        """Exceptions the agent runtime logged while delivering the last message (in
+        Magentic-One: usually the next LLM call failing): each a control agent_action with the
+        error response, like a recorded failed framework call."""
         body = {"model": "imported", "messages": list(history)}
-        error = {"error": {"type": failure.error_type, "message": failure.message}}
-        return self.action(
-            "main", "runtime", body, failure.status, error, [], where,
-            reason="runtime_error", meta=meta,
-        )  # fmt: skip
+        for failure in console.failures if console is not None else ():
+            error = {"error": {"type": failure.error_type, "message": failure.message}}
+            self.action(
+                "main", "runtime", body, failure.status, error, [], where,
+                reason="runtime_error", meta=meta,
+            )  # fmt: skip
 
     def openai_log(self, items: list[dict[str, Any]]) -> tuple[JSONValue, JSONValue]:
         task: JSONValue = None

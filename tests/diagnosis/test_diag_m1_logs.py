@@ -91,6 +91,17 @@ class TestConsoleLines:
         assert Category.C3 in d.node(failure.id).proposed
         assert failure.id not in [v.id for v in decisions(d.context)]  # never an anchor itself
 
+    def test_a_runtime_traceback_after_a_terminal_reply_is_kept_too(self):
+        code = "Run it:\n```python\nprint(313)\n```"
+        data = steps(("human", "How far?"), ("Assistant", code),
+                     ("ComputerTerminal", "The script ran, then exited with Unix exit code: 0"
+                      f"\nIts output was:\n313\n{RUNTIME}"))  # fmt: skip
+        bundle = trace_from_data(data)
+        result = by_type(bundle, EventType.TOOL_RESULT)[0]
+        assert result.response == {"ok": True, "value": "Its output was:\n313"}
+        failure = by_type(bundle, EventType.AGENT_ACTION)[-1]
+        assert (failure.reason, failure.response["status"]) == ("runtime_error", 400)
+
     def test_an_exec_traceback_is_not_a_runtime_failure(self):
         """Negative: a traceback in a program's output (no runtime header) stays content."""
         text = RUNTIME.split("\n", 1)[1]
