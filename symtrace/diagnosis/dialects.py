@@ -306,9 +306,11 @@ _WEB_STATE = re.compile(
     r"\n\s*\n(?:Here is a screenshot of |The web browser is open to the page )"
     r"\[(?P<title>[^\]\n]*)\]\((?P<url>[^)\s]*)\)\.?"
 )
-# FileSurfer's viewport header ("Address:" in autogen_magentic_one, "Path:" in autogen_ext).
+# FileSurfer's viewport header ("Address:" in autogen_magentic_one, "Path:" in autogen_ext;
+# the older one also notes a revisit: "You previously visited this page 9 seconds ago.").
 _FILE_STATE = re.compile(
     r"^(?:Address|Path): (?P<path>[^\n]*)\n(?:Title: (?P<title>[^\n]*)\n)?"
+    r"(?:You previously visited this page [^\n]*\n)?"
     r"Viewport position: Showing page (?P<page>\d+) of \d+\.\n(?:=+\n)?(?P<body>.*)$",
     re.S,
 )

@@ -197,6 +197,14 @@ class TestFileSurfer:
         other = observed_tool(web)
         assert other is not None and other.arguments["path"] == "https://site.example/a%20b"
 
+    def test_a_revisited_page_is_read_too(self):
+        revisit = self.FOUND.replace("\nViewport", "\nYou previously visited this page 4 seconds "
+                                     "ago.\nViewport")  # fmt: skip
+        again = observed_tool(revisit)
+        assert again is not None and again.value["page"] == "Porto - Lisbon: 313 km"
+        other = self.FOUND.replace("\nViewport", "\nSome other line.\nViewport")
+        assert observed_tool(other) is None  # an unknown header line is not guessed at
+
     def test_a_page_that_opened_is_an_ok_result(self):
         bundle = trace_from_data(steps(("human", "How far?"), ("FileSurfer", self.FOUND)))
         result = by_type(bundle, EventType.TOOL_RESULT)[0]
