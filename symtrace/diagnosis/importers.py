@@ -14,8 +14,10 @@ Each assistant turn becomes an agent_action, each tool call a tool_call, each to
 tool_result (DATA edge from its call, none when the call is not in view), and the run ends in
 a final_result holding the last assistant text. Framework dialects (dialects.py) turn stock
 control turns into agent_actions with a `reason` and code-executor replies into tool results
-of the code the previous turn asked to run. The bundle is in memory only, marked
-`replayable: false`.
+of the code the previous turn asked to run; a WebSurfer/FileSurfer turn becomes its decision, the
+tool call it reports and the page it saw; console output a benchmark harness printed into a
+message (warnings, runtime tracebacks, agbench's end-of-run lines) is taken out of the agent's
+text. The bundle is in memory only, marked `replayable: false`.
 """
 
 from __future__ import annotations
@@ -425,12 +427,12 @@ class _Builder:
                     results.append(self.result("main", _observed_result(message, observed), meta))
                 if not control:
                     final = None if has_calls else text
-                self.runtime_failures(console, history, where, meta)
             elif role in ("tool", "function"):
                 results.append(self.result("main", message, meta))
             else:
                 raise TraceImportError(f"{where}: unknown or missing role {role!r}")
             history.append(message)
+            self.runtime_failures(console, history, where, meta)
         if not self.last_action:
             raise TraceImportError(f"{self.where}: no assistant message: nothing to diagnose")
         return task, final if console_final is None else console_final
