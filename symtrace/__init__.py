@@ -35,6 +35,7 @@ from symtrace.errors import (
     UnexpectedCall,
     UnknownEvent,
     UnsupportedBundleVersion,
+    UnsupportedConstruct,
 )
 from symtrace.events import Edge, EdgeKind, Event, EventType
 from symtrace.tools import acall_tool, call_tool, tool
@@ -68,6 +69,7 @@ __all__ = [
     "UnexpectedCall",
     "UnknownEvent",
     "UnsupportedBundleVersion",
+    "UnsupportedConstruct",
     "__version__",
     "acall_tool",
     "agent",

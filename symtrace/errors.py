@@ -17,7 +17,9 @@
     │   ├── AdapterNotFound           (also LookupError)
     │   ├── AdapterUnavailable        (also ImportError) — framework not installed
     │   ├── HookTargetMissing         (also AttributeError)
-    │   └── AdapterAlreadyInstalled   (also RuntimeError)
+    │   ├── AdapterAlreadyInstalled   (also RuntimeError)
+    │   └── UnsupportedConstruct      — a framework construct no bundle could replay (refused
+    │                                   at record time, before it runs)
     ├── SessionError                  (also RuntimeError) — nesting / no active session
     └── ReplayError
         ├── ReplayDivergence          — carries a DivergenceReport
@@ -135,6 +137,11 @@ class AdapterError(SymtraceError):
     """A framework adapter cannot be found, loaded or installed."""
 
     exit_code = EXIT_ADAPTER
+
+
+class UnsupportedConstruct(AdapterError):
+    """The program uses a framework construct whose outcome is not a function of its boundaries
+    (e.g. thread timing decides it): refused at record time, before anything of it runs."""
 
 
 class AdapterNotFound(AdapterError, LookupError):

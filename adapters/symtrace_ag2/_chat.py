@@ -19,7 +19,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from symtrace.api import final_result
-from symtrace.errors import AdapterError
+from symtrace.errors import UnsupportedConstruct
 from symtrace.session import active
 from symtrace_ag2._attribution import agent_name, concurrent_chat
 
@@ -61,10 +61,6 @@ def a_initiate_chat(original: Callable[..., Any]) -> Callable[..., Any]:
         return result
 
     return wrapper
-
-
-class UnsupportedConstruct(AdapterError):
-    """The program uses an AG2 construct whose outcome is not a function of its boundaries."""
 
 
 def refusing_shared_recipients(original: Callable[..., Any]) -> Callable[..., Any]:

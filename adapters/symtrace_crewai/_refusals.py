@@ -12,11 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from symtrace.errors import AdapterError
-
-
-class UnsupportedConstruct(AdapterError):
-    """The program uses a CrewAI construct whose outcome is not a function of its boundaries."""
+from symtrace.errors import UnsupportedConstruct
 
 
 def check_crew(crew: Any) -> None:

@@ -36,6 +36,7 @@ EXPECTED = {
     "UnexpectedCall",
     "UnknownEvent",
     "UnsupportedBundleVersion",
+    "UnsupportedConstruct",
     "__version__",
     "acall_tool",
     "agent",

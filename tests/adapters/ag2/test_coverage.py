@@ -200,5 +200,6 @@ def test_concurrent_chats_with_one_recipient_are_refused_before_any_request(
             symtrace.record(tmp_path / "b", adapters=["ag2"]):
         runner.call(program)
     assert isinstance(caught.value, symtrace.AdapterError)
+    assert UnsupportedConstruct is symtrace.UnsupportedConstruct  # one class, in core
     assert stub.served == 0
     assert not llm(list(load_bundle(tmp_path / "b").events))
