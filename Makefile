@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: demo test lint bench setup browser local-llm test-local-llm
+.PHONY: demo test lint bench setup browser local-llm test-local-llm study-stub study-local
 
 setup: $(VENV)/.installed
 
@@ -11,7 +11,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "symtrace needs Python >= 3.11"'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -c constraints.txt -e ".[frameworks,test]"
+	$(PY) -m pip install -q -c constraints.txt -e ".[frameworks,test,ray]"
 	touch $@
 
 # Main job on the embedded default: stub endpoint + bundled example MAS, recorded and replayed.
@@ -48,3 +48,10 @@ local-llm: setup
 
 test-local-llm: local-llm
 	$(PY) -m pytest -q -p no:cacheprovider tests/localllm
+
+# The repair-vs-resample study on the local task suite (RQ1-RQ3, report in out/study/...).
+study-stub: setup
+	$(PY) -m symtrace_study run experiments/configs/suite-stub.json --workers 2
+
+study-local: local-llm
+	$(PY) -m symtrace_study run experiments/configs/suite-local.json
