@@ -8,15 +8,12 @@ Like ``symtrace stub-llm``, the first stdout line is ``local-llm listening on <u
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 from symtrace.errors import EXIT_USAGE
-
-_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+from symtrace.foreground import add_address_arguments, stop_on_signals
 
 
 def add_parser(subparsers: Any) -> None:
@@ -36,8 +33,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default="127.0.0.1", help="loopback address (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=0, help="port; 0 = ephemeral (default)")
+    add_address_arguments(parser)
     parser.add_argument("--model", metavar="PATH", help="gguf file (default: packaged SmolLM2)")
     parser.add_argument("--port-file", metavar="FILE", help="write the port here once ready")
     parser.add_argument("--n-ctx", type=int, default=8192, help="context size (8192)")
@@ -69,26 +65,21 @@ def run(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         return _fail(str(exc))
-    stop = threading.Event()
-    previous = {}
-    if threading.current_thread() is threading.main_thread():  # signal() works only there
-        previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in _SIGNALS}
-    try:
+    with stop_on_signals() as stop:
         try:
-            llm.start()
-        except LocalLLMError as exc:
-            return _fail(str(exc), exc.exit_code)
-        if args.port_file:
-            write_atomically(Path(args.port_file), f"{llm.port}\n")
-        sys.stdout.write(f"local-llm listening on {llm.url}\n")
-        sys.stdout.flush()
-        while not stop.wait(0.5):
-            if not llm.running:
-                return _fail("the server process exited:\n" + llm.stderr_tail(), 3)
-    finally:
-        llm.stop()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+            try:
+                llm.start()
+            except LocalLLMError as exc:
+                return _fail(str(exc), exc.exit_code)
+            if args.port_file:
+                write_atomically(Path(args.port_file), f"{llm.port}\n")
+            sys.stdout.write(f"local-llm listening on {llm.url}\n")
+            sys.stdout.flush()
+            while not stop.wait(0.5):
+                if not llm.running:
+                    return _fail("the server process exited:\n" + llm.stderr_tail(), 3)
+        finally:
+            llm.stop()
     return 0
 
 

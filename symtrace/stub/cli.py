@@ -8,12 +8,11 @@ that can be wrong (script, host, probabilities) is reported with exit code 2 bef
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 from typing import Any
 
 from symtrace.errors import EXIT_USAGE
+from symtrace.foreground import add_address_arguments, stop_on_signals
 
 
 def add_parser(subparsers: Any) -> None:
@@ -31,8 +30,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default="127.0.0.1", help="loopback address (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=0, help="port; 0 = ephemeral (default)")
+    add_address_arguments(parser)
     parser.add_argument(
         "--mode",
         choices=("stochastic", "scripted"),
@@ -99,29 +97,21 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, TypeError) as exc:
         return _fail(str(exc))
 
-    stop = threading.Event()
-    previous = {}
-    if threading.current_thread() is threading.main_thread():  # signal() works only there
-        previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in _SIGNALS}
-    try:
+    with stop_on_signals() as stop:
         try:
-            stub.start()
-        except OSError as exc:
-            return _fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
-        sys.stdout.write(f"stub-llm listening on {stub.url}\n")
-        if args.print_url:
-            sys.stdout.write(f"{stub.url}\n")
-        sys.stdout.flush()
-        while not stop.wait(0.5):
-            pass
-    finally:
-        stub.stop()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+            try:
+                stub.start()
+            except OSError as exc:
+                return _fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+            sys.stdout.write(f"stub-llm listening on {stub.url}\n")
+            if args.print_url:
+                sys.stdout.write(f"{stub.url}\n")
+            sys.stdout.flush()
+            while not stop.wait(0.5):
+                pass
+        finally:
+            stub.stop()
     return 0
-
-
-_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def main(argv: list[str] | None = None) -> int:
