@@ -1,0 +1,53 @@
+"""The stochastic stub, taught CrewAI's ReAct text format (for models without tool calling).
+
+A model without function calling gets CrewAI's ReAct instructions in its system prompt and must
+answer `Thought: …` then either `Action: <tool>` + `Action Input: {json}` or
+`Final Answer: …`. The plain stochastic responder answers free text, which CrewAI rejects
+until it forces an answer. This responder keeps every stochastic choice (unseeded: fresh draws
+per request) but writes it in that format; requests without the ReAct prompt get the plain
+stochastic answer unchanged.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import secrets
+from typing import Any
+
+import orjson
+
+from symtrace.stub import Reply, StochasticResponder
+from symtrace.stub import request as rq
+
+REACT_MARKER = "Final Answer:"
+TOOL_LINE = re.compile(r"^Tool Name: (\S+)", re.MULTILINE)
+
+
+class ReActStochastic:
+    """Unseeded; ReAct-formatted answers to ReAct prompts, plain stochastic ones otherwise."""
+
+    mode = "policy"
+
+    def __init__(self, tool_probability: float = 0.5) -> None:
+        self.plain = StochasticResponder()
+        self.tool_probability = tool_probability
+
+    def respond(self, body: dict[str, Any], call_index: int) -> Reply:
+        system = " ".join(str(m.get("content")) for m in body.get("messages", [])
+                          if m.get("role") == "system")
+        if REACT_MARKER not in system:
+            return self.plain.respond(body, call_index)
+        rng = random.Random(secrets.randbits(64))
+        tools = TOOL_LINE.findall(system)
+        last = rq.last_user_text(body)
+        after_tool = "Observation:" in str(body.get("messages", [])[-1].get("content"))
+        p = self.tool_probability / (3 if after_tool else 1)
+        if tools and rng.random() < p:
+            name = rng.choice(tools)
+            topic = rng.choice(("Lisbon", "Porto", "Madeira"))
+            return Reply(content=f"Thought: I should look this up.\nAction: {name}\n"
+                         f"Action Input: {orjson.dumps({'topic': topic}).decode()}")
+        text = self.plain.respond({"messages": [{"role": "user", "content": last}]},
+                                  call_index).content
+        return Reply(content=f"Thought: I now know the final answer.\nFinal Answer: {text}")
