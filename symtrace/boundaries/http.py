@@ -22,8 +22,8 @@ from typing import Any
 import httpx
 import orjson
 
-from symtrace.canonical import JSONValue, canonical_http_request, canonical_tool_call
-from symtrace.session import LLM, TOOL, BoundaryCall, Ticket, active
+from symtrace.model.canonical import JSONValue, canonical_http_request, canonical_tool_call
+from symtrace.session.core import LLM, TOOL, BoundaryCall, Ticket, active
 
 LLM_PATH_SUFFIXES = ("/chat/completions", "/completions", "/responses")
 KEPT_RESPONSE_HEADERS = (

@@ -15,11 +15,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from symtrace.canonical import JSONValue, canonical_tool_call, to_json_value
-from symtrace.context import within_tool
 from symtrace.errors import CanonicalizationError, ReplayError, UnreplayableEvent
-from symtrace.qualname import resolve
-from symtrace.session import TOOL, BoundaryCall, Session, Ticket, active
+from symtrace.model.canonical import JSONValue, canonical_tool_call, to_json_value
+from symtrace.model.qualname import resolve
+from symtrace.session.context import within_tool
+from symtrace.session.core import TOOL, BoundaryCall, Session, Ticket, active
 
 T = TypeVar("T")
 

@@ -11,10 +11,10 @@ from rich.table import Table
 from rich.text import Text
 
 from symtrace.bundle.reader import Bundle
-from symtrace.canonical import JSONValue
-from symtrace.divergence import Difference, json_differences
-from symtrace.events import Event, summarize
-from symtrace.hashing import short
+from symtrace.model.canonical import JSONValue
+from symtrace.model.divergence import Difference, json_differences
+from symtrace.model.events import Event, summarize
+from symtrace.model.hashing import short
 
 SHOW_SCHEMA = "symtrace.show/1"
 

@@ -47,7 +47,7 @@ def _task(args: argparse.Namespace) -> Any:
 
 # -- record ------------------------------------------------------------------------------------
 def cmd_record(args: argparse.Namespace) -> int:
-    from symtrace.runner import record_command
+    from symtrace.process.runner import record_command
 
     outcome = record_command(
         args.out,
@@ -71,7 +71,7 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 # -- replay ------------------------------------------------------------------------------------
 def cmd_replay(args: argparse.Namespace) -> int:
-    from symtrace.runner import replay_bundle
+    from symtrace.process.runner import replay_bundle
 
     guidance = args.guidance
     if args.guidance_file:
@@ -123,11 +123,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from symtrace.bundle import load_bundle
-    from symtrace.inspect_bundle import show_json, show_table
+    from symtrace.bundle.inspect import show_json, show_table
 
     bundle = load_bundle(args.bundle)
     if args.graph:
-        from symtrace.graph_svg import render_svg
+        from symtrace.viewer.graph_svg import render_svg
 
         Path(args.graph).write_text(render_svg(bundle))
         _err(f"symtrace: wrote event graph picture {args.graph}")
@@ -157,7 +157,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from symtrace.bundle import load_bundle
-    from symtrace.inspect_bundle import diff_bundles, render_diff
+    from symtrace.bundle.inspect import diff_bundles, render_diff
 
     a, b = load_bundle(args.a), load_bundle(args.b)
     result = diff_bundles(a, b)
@@ -169,7 +169,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_adapters(args: argparse.Namespace) -> int:
-    from symtrace.adapters import load, registered
+    from symtrace.frameworks.registry import load, registered
 
     for name in registered():
         adapter = load(name)
@@ -179,7 +179,7 @@ def cmd_adapters(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from symtrace.demo import run_demo
+    from symtrace.cli.demo import run_demo
 
     return run_demo(Path(args.workdir), keep=args.keep)
 
@@ -284,13 +284,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _optional_parsers(sub: Any) -> None:
-    """Subcommands that live in their own packages (shipped with the core: a failed import
-    is a bug to see, not a subcommand to hide)."""
-    from symtrace.diagnosis import cli as diagnosis_cli
-    from symtrace.export import cli as export_cli
-    from symtrace.localllm import cli as local_llm_cli
-    from symtrace.stub import cli as stub_cli
-    from symtrace.viewer import cli as viewer_cli
+    """Subcommands of the other packages, one module each in symtrace.cli (shipped with the
+    core: a failed import is a bug to see, not a subcommand to hide)."""
+    from symtrace.cli import diagnose as diagnosis_cli
+    from symtrace.cli import export as export_cli
+    from symtrace.cli import local_llm as local_llm_cli
+    from symtrace.cli import stub as stub_cli
+    from symtrace.cli import view as viewer_cli
 
     stub_cli.add_parser(sub)
     local_llm_cli.add_parser(sub)

@@ -20,12 +20,12 @@ from rich.panel import Panel
 from rich.table import Table
 
 from symtrace.bundle import load_bundle
-from symtrace.graph_svg import render_svg
-from symtrace.inspect_bundle import show_table
-from symtrace.runner import record_command, replay_bundle
+from symtrace.bundle.inspect import show_table
+from symtrace.process.runner import record_command, replay_bundle
 from symtrace.stub import StubLLM
+from symtrace.viewer.graph_svg import render_svg
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "trip_planner.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "trip_planner.py"
 GUIDANCE = (
     "Repair guidance: base the answer only on the tool results in the notes, name the "
     "weather and the converted amount explicitly, and finish with a one-line summary."

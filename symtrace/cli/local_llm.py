@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from symtrace.cli.foreground import add_address_arguments, stop_on_signals
 from symtrace.errors import EXIT_USAGE
-from symtrace.foreground import add_address_arguments, stop_on_signals
 
 
 def add_parser(subparsers: Any) -> None:
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Standalone entry (``python -m symtrace.localllm.cli``), same options as the subcommand."""
+    """Standalone entry (``python -m symtrace.cli.local_llm``), same options as the subcommand."""
     parser = argparse.ArgumentParser(prog="symtrace local-llm")
     _add_arguments(parser)
     return run(parser.parse_args(argv))

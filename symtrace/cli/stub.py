@@ -11,8 +11,8 @@ import argparse
 import sys
 from typing import Any
 
+from symtrace.cli.foreground import add_address_arguments, stop_on_signals
 from symtrace.errors import EXIT_USAGE
-from symtrace.foreground import add_address_arguments, stop_on_signals
 
 
 def add_parser(subparsers: Any) -> None:
@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Standalone entry (``python -m symtrace.stub.cli``), same options as the subcommand."""
+    """Standalone entry (``python -m symtrace.cli.stub``), same options as the subcommand."""
     parser = argparse.ArgumentParser(prog="symtrace stub-llm")
     _add_arguments(parser)
     return run(parser.parse_args(argv))

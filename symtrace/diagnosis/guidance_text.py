@@ -9,12 +9,12 @@ random and last controls get the generic template, with no category and no evide
 
 from __future__ import annotations
 
-from symtrace.canonical import JSONValue
 from symtrace.diagnosis.anchors import AnchorChoice, AnchorPolicy
 from symtrace.diagnosis.symptoms import Evidence
 from symtrace.diagnosis.task import TaskSpec
 from symtrace.diagnosis.templates import Templates, default_templates
 from symtrace.diagnosis.view import render
+from symtrace.model.canonical import JSONValue
 
 EVIDENCE_LIMIT = 8  # evidence lines in Δ; the rest are summarised as "(n more)"
 TASK_PROMPTS = ("unguided_rerun", "self_reflection", "critic_agent")

@@ -1,9 +1,16 @@
-"""Framework adapters: hook tables with a symmetric install/uninstall.
+"""The adapter contract: everything an adapter under adapters/ builds on, in one module.
+
+Adapters import this module (plus the pure layers `symtrace.model` and `symtrace.errors`),
+never `symtrace.api` (the in-process facade, which pulls in the replayer). Besides the hook
+table below, it names what adapters need from the session (attribution `context`, the active
+session, instance lanes, the final result) and from the tool boundary (`call_tool`, codecs).
+
+Hook tables with a symmetric install/uninstall:
 
 An adapter contains framework glue only. It names the functions to wrap (a table of `Hook`s,
 targets written `"package.module:Class.method"`) and, for each, a wrapper factory that turns
 what the framework passes into attribution (`symtrace.agent(...)`) and tool boundaries
-(`symtrace.tools.call_tool`). Matching, hashing, storage and graph logic stay in the core.
+(`call_tool`). Matching, hashing, storage and graph logic stay in the core.
 
 `PatchingAdapter` derives install/uninstall from the table: it checks the framework is
 importable at a supported version, resolves every target first (a missing one raises
@@ -20,7 +27,17 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, ClassVar
 
+from symtrace.boundaries.tools import (
+    JSON_CODEC,
+    Codec,
+    ReplayedToolError,
+    acall_tool,
+    call_tool,
+    error_outcome,
+)
 from symtrace.errors import AdapterAlreadyInstalled, AdapterUnavailable, HookTargetMissing
+from symtrace.session import context
+from symtrace.session.core import TOOL, BoundaryCall, active, final_result, instance_lane
 
 Wrapper = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -130,3 +147,23 @@ class PatchingAdapter:
         while self._originals:
             owner, attribute, original = self._originals.pop()
             setattr(owner, attribute, original)
+
+
+__all__ = [  # the contract: the names adapters may rely on
+    "JSON_CODEC",
+    "TOOL",
+    "BoundaryCall",
+    "Codec",
+    "Hook",
+    "PatchingAdapter",
+    "ReplayedToolError",
+    "Wrapper",
+    "acall_tool",
+    "active",
+    "call_tool",
+    "context",
+    "error_outcome",
+    "final_result",
+    "instance_lane",
+    "resolve_target",
+]

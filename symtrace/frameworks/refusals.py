@@ -93,7 +93,7 @@ class _RefusingFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> None:
         if fullname not in UNSUPPORTED:
             return None
-        from symtrace.session import active
+        from symtrace.session.core import active
 
         if active() is None:
             return None

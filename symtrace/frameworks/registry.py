@@ -21,8 +21,8 @@ from importlib import metadata
 from types import ModuleType
 from typing import Any, ClassVar
 
-from symtrace import unsupported_frameworks
 from symtrace.errors import AdapterError, AdapterNotFound
+from symtrace.frameworks import refusals as unsupported_frameworks
 
 GROUP = "symtrace.adapters"
 
@@ -89,7 +89,7 @@ def resolve(names: Sequence[str] | None) -> list[Armed]:
     """Adapters to arm: the named ones (each must be available), or every available one.
 
     Every session starts here, so this is also where frameworks symtrace cannot see are
-    refused (symtrace.unsupported_frameworks): already imported, or imported later.
+    refused (symtrace.frameworks.refusals): already imported, or imported later.
     """
     unsupported_frameworks.check_imported()
     unsupported_frameworks.arm()

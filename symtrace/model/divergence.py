@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from symtrace.canonical import JSONValue
-from symtrace.events import summarize
-from symtrace.hashing import short
+from symtrace.model.canonical import JSONValue
+from symtrace.model.events import summarize
+from symtrace.model.hashing import short
 
 MAX_DIFFERENCES = 8
 

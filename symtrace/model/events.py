@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from symtrace.canonical import JSONValue
-from symtrace.hashing import digest
+from symtrace.model.canonical import JSONValue
+from symtrace.model.hashing import digest
 
 
 class EventType(StrEnum):
@@ -25,6 +25,13 @@ class EventType(StrEnum):
     TOOL_CALL = "tool_call"
     TOOL_RESULT = "tool_result"
     FINAL_RESULT = "final_result"
+
+
+# Completion-order stamps (event meta keys), written by the session, read by replay
+# (symtrace.replay.completion_order explains the order they encode).
+COMPLETED = "completed"  # meta key: rank of the event's result in the completion order
+ABANDONED = "abandoned"  # meta key: an LLM call whose response never reached the program
+RESULT_TYPES = (EventType.AGENT_ACTION, EventType.TOOL_RESULT)  # events that hand a result back
 
 
 class EdgeKind(StrEnum):

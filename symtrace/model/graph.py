@@ -21,8 +21,8 @@ from typing import Any
 
 import orjson
 
-from symtrace.canonical import canonical_bytes
-from symtrace.events import Edge, EdgeKind, Event, EventType
+from symtrace.model.canonical import canonical_bytes
+from symtrace.model.events import Edge, EdgeKind, Event, EventType
 
 MIN_TEXT = 4  # shorter texts ("ok", "") are too common to mean a dependency
 

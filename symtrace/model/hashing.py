@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from symtrace.canonical import canonical_bytes
+from symtrace.model.canonical import canonical_bytes
 
 PREFIX = "sha256:"
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
-from symtrace.canonical import JSONValue
+from symtrace.model.canonical import JSONValue
 
 PLACEMENTS = ("user", "system", "last")
 DEFAULT_PLACEMENT = "user"

@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from symtrace.canonical import JSONValue
 from symtrace.errors import RedactionError
+from symtrace.model.canonical import JSONValue
 
 REDACTED = "[REDACTED]"
 

@@ -19,16 +19,19 @@ from typing import Any
 
 import orjson
 
-from symtrace import adapters as adapter_registry
-from symtrace import guard, http_boundary, unsupported_frameworks
+from symtrace.boundaries import guard
+from symtrace.boundaries import http as http_boundary
 from symtrace.bundle.reader import load_bundle
 from symtrace.bundle.writer import BundleWriter, atomic_write
-from symtrace.canonical import to_json_value
 from symtrace.errors import ReplayDivergence
-from symtrace.redact import Redactor
-from symtrace.replayer import Replayer
-from symtrace.runtime_info import version_warnings
-from symtrace.session import Recorder, Session, activate, deactivate
+from symtrace.frameworks import refusals as unsupported_frameworks
+from symtrace.frameworks import registry as adapter_registry
+from symtrace.model.canonical import to_json_value
+from symtrace.model.redaction import Redactor
+from symtrace.model.runtime_info import version_warnings
+from symtrace.record.recorder import Recorder
+from symtrace.replay.replayer import Replayer
+from symtrace.session.core import Session, activate, deactivate
 
 ENV_MODE = "SYMTRACE_CHILD"  # "record" | "replay"
 ENV_BUNDLE = "SYMTRACE_BUNDLE"  # record: bundle to append to; replay: bundle to replay

@@ -21,27 +21,28 @@ from typing import IO, Any
 
 import orjson
 
-from symtrace import child as child_env
-from symtrace.adapters import resolve as resolve_adapters
-from symtrace.api import child_manifest, new_manifest, new_seed, resolve_anchor
 from symtrace.bundle.format import KIND_RECORDING
+from symtrace.bundle.manifest import child_manifest, new_manifest, new_seed
 from symtrace.bundle.reader import Bundle, load_bundle
 from symtrace.bundle.writer import BundleWriter
-from symtrace.divergence import DivergenceReport
 from symtrace.errors import (
     EXIT_DIVERGED,
     BundleExistsError,
     BundleWriteError,
     SymtraceError,
 )
-from symtrace.guidance import validate_placement
-from symtrace.outcome import complete_bundle
-from symtrace.redact import REDACTED, SECRET_ENV_NAME, Redactor
-from symtrace.runtime_info import version_warnings
-from symtrace.unsupported_frameworks import UnsupportedFrameworkError
+from symtrace.frameworks.refusals import UnsupportedFrameworkError
+from symtrace.frameworks.registry import resolve as resolve_adapters
+from symtrace.model.divergence import DivergenceReport
+from symtrace.model.intervention import validate_placement
+from symtrace.model.redaction import REDACTED, SECRET_ENV_NAME, Redactor
+from symtrace.model.runtime_info import version_warnings
+from symtrace.process import child as child_env
+from symtrace.record.outcome import complete_bundle
+from symtrace.replay.anchors import resolve_anchor
 
 BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
-PACKAGE_ROOT = Path(__file__).parent.parent
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the directory holding the symtrace package
 ENV_PREFIXES = (
     "OPENAI_",
     "SYMTRACE_",

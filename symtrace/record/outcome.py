@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from symtrace.bundle.writer import BundleWriter
-from symtrace.canonical import JSONValue, to_json_value
-from symtrace.context import MAIN_LANE
-from symtrace.events import Edge, EdgeKind, Event, EventType, event_id
-from symtrace.graph import children_index, fingerprint, produced
+from symtrace.model.canonical import JSONValue, to_json_value
+from symtrace.model.events import Edge, EdgeKind, Event, EventType, event_id
+from symtrace.model.graph import children_index, fingerprint, produced
+from symtrace.session.context import MAIN_LANE
 
 STDOUT_TAIL = 2000
 

@@ -28,11 +28,9 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 
 from symtrace.errors import SessionError
-from symtrace.events import Event, EventType
-from symtrace.graph import children_index
+from symtrace.model.events import ABANDONED, COMPLETED, Event, EventType
+from symtrace.model.graph import children_index
 
-COMPLETED = "completed"  # meta key: rank of the event's result in the completion order
-ABANDONED = "abandoned"  # meta key: an LLM call whose response never reached the program
 NEVER = -1  # rank of a record whose result never came in the recording
 TIMEOUT_ENV = "SYMTRACE_ORDER_TIMEOUT"
 DEFAULT_STALL_TIMEOUT = 20.0  # seconds without any boundary progress while a result is held
@@ -40,8 +38,6 @@ DEFAULT_STALL_TIMEOUT = 20.0  # seconds without any boundary progress while a re
 # ends, at most this long: threads run in parallel, and the one that got the earlier result
 # must get to use it first, as it did in the recording (where an LLM latency separated them).
 HANDOFF_GRACE = 0.1
-
-RESULT_TYPES = (EventType.AGENT_ACTION, EventType.TOOL_RESULT)
 
 
 def stall_timeout_from_env(default: float = DEFAULT_STALL_TIMEOUT) -> float:

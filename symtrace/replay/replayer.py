@@ -28,26 +28,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from symtrace import guard
-from symtrace import guidance as guidance_mod
+from symtrace.boundaries import guard
 from symtrace.bundle.reader import Bundle
 from symtrace.bundle.writer import BundleWriter
-from symtrace.canonical import JSONValue
-from symtrace.completion_order import (
-    ABANDONED,
-    COMPLETED,
-    RESULT_TYPES,
-    CompletionOrder,
-    completion_ranks,
-    stall_timeout_from_env,
-)
-from symtrace.context import is_strict_lane
-from symtrace.divergence import (
-    Candidate,
-    DivergenceKind,
-    DivergenceReport,
-    json_differences,
-)
 from symtrace.errors import (
     BundleIntegrityError,
     MissingCall,
@@ -56,13 +39,35 @@ from symtrace.errors import (
     RequestMismatch,
     UnexpectedCall,
 )
-from symtrace.events import EdgeKind, Event, EventType, summarize
-from symtrace.graph import consumed as consumed_fps
-from symtrace.graph import descendants, produced, quoted_texts, request_text
-from symtrace.guidance import Intervention
-from symtrace.hashing import digest
-from symtrace.redact import Redactor
-from symtrace.session import LLM, TOOL, BoundaryCall, Session, Ticket
+from symtrace.model import intervention as guidance_mod
+from symtrace.model.canonical import JSONValue
+from symtrace.model.divergence import (
+    Candidate,
+    DivergenceKind,
+    DivergenceReport,
+    json_differences,
+)
+from symtrace.model.events import (
+    ABANDONED,
+    COMPLETED,
+    RESULT_TYPES,
+    EdgeKind,
+    Event,
+    EventType,
+    summarize,
+)
+from symtrace.model.graph import consumed as consumed_fps
+from symtrace.model.graph import descendants, produced, quoted_texts, request_text
+from symtrace.model.hashing import digest
+from symtrace.model.intervention import Intervention
+from symtrace.model.redaction import Redactor
+from symtrace.replay.completion_order import (
+    CompletionOrder,
+    completion_ranks,
+    stall_timeout_from_env,
+)
+from symtrace.session.context import is_strict_lane
+from symtrace.session.core import LLM, TOOL, BoundaryCall, Session, Ticket
 
 ERRORS = {
     DivergenceKind.REQUEST_MISMATCH: RequestMismatch,

@@ -18,18 +18,26 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from symtrace import context
 from symtrace.bundle.writer import BundleWriter
-from symtrace.canonical import JSONValue
-from symtrace.completion_order import ABANDONED, COMPLETED, RESULT_TYPES
-from symtrace.context import Attribution
 from symtrace.errors import SessionError
-from symtrace.events import Edge, EdgeKind, Event, EventType, event_id
-from symtrace.graph import GraphBuilder
-from symtrace.guidance import Intervention
-from symtrace.hashing import digest
-from symtrace.lane_identity import LaneIdentities
-from symtrace.redact import Redactor
+from symtrace.model.canonical import JSONValue, to_json_value
+from symtrace.model.events import (
+    ABANDONED,
+    COMPLETED,
+    RESULT_TYPES,
+    Edge,
+    EdgeKind,
+    Event,
+    EventType,
+    event_id,
+)
+from symtrace.model.graph import GraphBuilder
+from symtrace.model.hashing import digest
+from symtrace.model.intervention import Intervention
+from symtrace.model.redaction import Redactor
+from symtrace.session import context
+from symtrace.session.context import Attribution
+from symtrace.session.lanes import LaneIdentities
 
 LLM = "llm"
 TOOL = "tool"
@@ -257,15 +265,6 @@ class Session:
         return position
 
 
-class Recorder(Session):
-    """Every call goes live and is recorded."""
-
-    mode = "record"
-
-    def begin(self, call: BoundaryCall) -> Ticket:
-        return self._open_live(call, call.request)
-
-
 # -- the active session ----------------------------------------------------------------
 _active: Session | None = None
 _active_lock = threading.Lock()
@@ -305,3 +304,21 @@ def run_boundary(call: BoundaryCall, invoke: Callable[[JSONValue], JSONValue]) -
     result = invoke(ticket.request)
     session.finish(ticket, result)
     return result
+
+
+def final_result(value: Any) -> None:
+    """Declare the final output of the run under the active session (no-op without one)."""
+    session = active()
+    if session is not None:
+        session.declare_final(to_json_value(value))
+
+
+def instance_lane(obj: object, name: str) -> str:
+    """The lane of *obj* (an agent, a task, a manager) whose display name is *name*.
+
+    Outside a session this is *name*: nothing is recorded, so nothing needs telling apart.
+    """
+    session = active()
+    if session is None:
+        return name
+    return session.lane_identities.lane_for(obj, name)

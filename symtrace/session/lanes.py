@@ -3,7 +3,8 @@
 A lane is a sequential actor. Naming it after an agent breaks when two agent *instances*
 share a name (two teams that each have a "writer", one CrewAI agent running two async tasks
 at once): their calls would interleave on one strict lane and replay would report a spurious
-reorder. `instance_lane(obj, name)` gives each instance its own lane:
+reorder. `instance_lane(obj, name)` (in `symtrace.session.core`, next to the active session whose
+registry this is) gives each instance its own lane:
 
 * the first instance seen with *name* in a session gets lane `name` (so single-instance
   programs, and bundles recorded before this existed, keep their lanes);
@@ -44,15 +45,3 @@ class LaneIdentities:
                 self._held.append(obj)
             return lane
 
-
-def instance_lane(obj: object, name: str) -> str:
-    """The lane of *obj* (an agent, a task, a manager) whose display name is *name*.
-
-    Outside a session this is *name*: nothing is recorded, so nothing needs telling apart.
-    """
-    from symtrace.session import active  # session imports this module
-
-    session = active()
-    if session is None:
-        return name
-    return session.lane_identities.lane_for(obj, name)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from html import escape
 
 from symtrace.bundle.reader import Bundle
-from symtrace.events import EdgeKind, Event, EventType, summarize
+from symtrace.model.events import EdgeKind, Event, EventType, summarize
 
 COLORS = {
     EventType.AGENT_ACTION: "#cfe2ff",

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from symtrace.bundle import FORMAT_VERSION, Bundle
-from symtrace.events import Edge, EdgeKind, Event, EventType, event_id
+from symtrace.model.events import Edge, EdgeKind, Event, EventType, event_id
 
 BROWSE_TOOLS = [
     {"type": "function", "function": {"name": "browse", "parameters": {"type": "object"}}},
@@ -284,7 +284,7 @@ def gold_c4() -> Bundle:
 def write_bundle(bundle: Bundle, path: Path) -> Path:
     """Write an in-memory bundle to *path* with the core writer (for CLI tests)."""
     from symtrace.bundle import BundleWriter
-    from symtrace.redact import Redactor
+    from symtrace.model.redaction import Redactor
 
     manifest = {k: v for k, v in bundle.manifest.items() if k not in ("complete",)}
     writer = BundleWriter(path, manifest, redactor=Redactor()).open()

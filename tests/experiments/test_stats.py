@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from symtrace.stats import (
+from symtrace_study.stats import (
     holm,
     mcnemar_exact,
     paired_bootstrap_difference,

@@ -10,10 +10,11 @@ from typing import Any
 from symtrace.api import new_manifest
 from symtrace.bundle.format import KIND_RECORDING
 from symtrace.bundle.writer import BundleWriter
-from symtrace.canonical import canonical_http_request
-from symtrace.context import Attribution
-from symtrace.redact import Redactor
-from symtrace.session import LLM, TOOL, BoundaryCall, Recorder
+from symtrace.model.canonical import canonical_http_request
+from symtrace.model.redaction import Redactor
+from symtrace.record.recorder import Recorder
+from symtrace.session.context import Attribution
+from symtrace.session.core import LLM, TOOL, BoundaryCall
 
 
 def chat_request(*texts: str, **extra: Any) -> dict[str, Any]:

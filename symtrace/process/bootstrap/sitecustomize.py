@@ -14,7 +14,7 @@ def _start() -> None:
     if not os.environ.get("SYMTRACE_CHILD"):
         return
     try:
-        from symtrace import child
+        from symtrace.process import child
 
         child.start()
     except BaseException as exc:  # noqa: BLE001 - anything here must stop the program

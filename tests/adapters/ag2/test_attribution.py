@@ -12,7 +12,7 @@ from conftest import REPO, Runner
 
 import symtrace
 from symtrace import EventType, load_bundle
-from symtrace.graph import ancestors
+from symtrace.model.graph import ancestors
 
 pytestmark = pytest.mark.framework("ag2")
 

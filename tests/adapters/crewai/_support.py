@@ -1,4 +1,4 @@
-"""Helpers for the CrewAI adapter tests (a unique module name: test dirs share sys.path).
+"""Helpers for the CrewAI adapter tests (tests/<area>/_support.py, imported relatively).
 
 The scenarios are the programs in examples/crewai/, loaded as modules under names of their
 own and run in-process inside `symtrace.record` / `symtrace.replay` against the real
