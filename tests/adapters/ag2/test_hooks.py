@@ -9,13 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
 from symtrace_ag2 import HOOKS, AG2Adapter
 
 import symtrace
 from symtrace.errors import AdapterAlreadyInstalled, AdapterUnavailable, HookTargetMissing
 from symtrace.frameworks.contract import Hook, resolve_target
 from symtrace.frameworks.registry import load, resolve
+
+from ._support import REPO
 
 pytestmark = pytest.mark.framework("ag2")
 
