@@ -140,7 +140,9 @@ class Replayer(Session):
             return claimed
         if not _on_event_loop_thread():  # a sync call on a loop's thread must not block it
             self.order.wait(claimed.id)
-        return self._deliver(call, claimed)
+        ticket = self._deliver(call, claimed)
+        self.order.after_delivery()
+        return ticket
 
     async def abegin(self, call: BoundaryCall) -> Ticket:
         claimed = self._claim(call)
@@ -152,7 +154,9 @@ class Replayer(Session):
             # the caller gave up on this result: it no longer holds back the later ones
             self.order.delivered([claimed.id])
             raise
-        return self._deliver(call, claimed)
+        ticket = self._deliver(call, claimed)
+        await self.order.aafter_delivery()
+        return ticket
 
     def _claim(self, call: BoundaryCall) -> Ticket | Event:
         """Match *call*: a live ticket, or the record it consumes (delivered in its turn)."""

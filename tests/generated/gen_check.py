@@ -34,9 +34,9 @@ from gen_spec import TOOL_RUNS, Program
 
 import symtrace
 from symtrace.bundle import load_bundle
-from symtrace.divergence import DivergenceKind
 from symtrace.errors import ReplayDivergence, SymtraceError, UnsupportedConstruct
-from symtrace.events import Event
+from symtrace.model.divergence import DivergenceKind
+from symtrace.model.events import Event
 
 Runner = Callable[[Program], list[str]]
 THREAD_JOIN_TIMEOUT = 60.0

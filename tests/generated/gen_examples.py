@@ -63,6 +63,8 @@ def _printed(call: Callable[[], Any]) -> list[str]:
         for handler, stream in zip(streams, previous, strict=True):
             handler.setStream(stream)
     lines = buffer.getvalue().splitlines()
+    if isinstance(result, list):  # AgentChat examples' run() returns the transcript
+        return lines + [str(line) for line in result]
     return lines + ([] if result is None else [f"RESULT: {result}"])
 
 

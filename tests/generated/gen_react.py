@@ -41,8 +41,8 @@ class ReActStochastic:
         rng = random.Random(secrets.randbits(64))
         tools = TOOL_LINE.findall(system)
         last = rq.last_user_text(body)
-        after_tool = "Observation:" in str(body.get("messages", [])[-1].get("content"))
-        p = self.tool_probability / (3 if after_tool else 1)
+        went_on = len(body.get("messages", [])) > 2  # a tool result or a retry came back
+        p = self.tool_probability / (3 if went_on else 1)
         if tools and rng.random() < p:
             name = rng.choice(tools)
             topic = rng.choice(("Lisbon", "Porto", "Madeira"))
