@@ -118,9 +118,10 @@ class Replayer(Session):
         self._first: ReplayDivergence | None = None
         self._live_started = False
         self._superseded: set[str] = set()  # anchor + descendants (selective)
-        self._live_lanes: set[str] = set()
-        self._live_values: set[str] = set()
-        self._live_quoted: list[str] = []  # longer live texts a later prompt may quote
+        self._live_lanes: dict[str, str] = {}  # lane -> its first live event
+        self._live_values: dict[str, str] = {}  # value fingerprint -> live event producing it
+        self._live_quoted: list[tuple[str, str]] = []  # (longer live text, its event)
+        self.live_reasons: dict[str, str] = {}  # live event id -> why it went live
         self.replayed_ids: list[str] = []
         self.live_ids: list[str] = []
         self.anchor_live_id: str | None = None
@@ -163,8 +164,9 @@ class Replayer(Session):
         with self._mlock:
             self._raise_first()
             self.order.arrived()
-            if self._live_started and self._goes_live(call):
-                return self._live(call, call.request)
+            reason = self._live_reason(call) if self._live_started else None
+            if reason is not None:
+                return self._live(call, call.request, reason)
             record, report = self._match(call)
             if record is None:
                 assert report is not None
@@ -226,8 +228,8 @@ class Replayer(Session):
             event = super().finish(ticket, response)
             if event.id not in self.live_ids:
                 self.live_ids.append(event.id)
-            self._live_values.update(produced(event))
-            self._live_quoted.extend(quoted_texts(event))
+            self._live_values.update(dict.fromkeys(produced(event), event.id))
+            self._live_quoted.extend((text, event.id) for text in quoted_texts(event))
             return event
 
     def close(self) -> None:
@@ -415,27 +417,33 @@ class Replayer(Session):
         guard.release()
         self._superseded = {record.id} | descendants(self.bundle.events, record.id)
         request = self.live_intervention.apply(call.request)
-        ticket = self._live(call, request)
+        ticket = self._live(call, request, "the anchor: recorded request + guidance")
         ticket.intervention = self.live_intervention
         self.anchor_live_id = ticket.event_id
         return ticket
 
-    def _live(self, call: BoundaryCall, request: JSONValue) -> Ticket:
-        self._live_lanes.add(call.attribution.lane)
+    def _live(self, call: BoundaryCall, request: JSONValue, reason: str) -> Ticket:
         ticket = self._open_live(call, request)
+        self._live_lanes.setdefault(call.attribution.lane, ticket.event_id)
         self.live_ids.append(ticket.event_id)
+        self.live_reasons[ticket.event_id] = reason
         return ticket
 
-    def _goes_live(self, call: BoundaryCall) -> bool:
-        if call.attribution.lane in self._live_lanes:
-            return True
-        fps = consumed_fps(call.event_type, call.request, call.meta)
-        if any(fp in self._live_values for fp in fps):
-            return True
+    def _live_reason(self, call: BoundaryCall) -> str | None:
+        """Why *call* is causally after the anchor (so it goes live), or None."""
+        lane = call.attribution.lane
+        if lane in self._live_lanes:
+            return f"lane {lane} went live at {self._live_lanes[lane]}"
+        for fp in consumed_fps(call.event_type, call.request, call.meta):
+            source = self._live_values.get(fp)
+            if source is not None:
+                return f"its request carries a value live event {source} produced"
         if call.kind == LLM and self._live_quoted:  # quoted inside a larger message (graph.py)
             haystack = request_text(call.request)
-            return any(text in haystack for text in self._live_quoted)
-        return False
+            for text, source in self._live_quoted:
+                if text in haystack:
+                    return f"its request quotes live event {source}'s reply"
+        return None
 
     # -- reports -----------------------------------------------------------------------------
     def _report(
@@ -498,6 +506,8 @@ class Replayer(Session):
             "replayed_events": list(self.replayed_ids),
             "live_events": list(self.live_ids),
             "superseded_events": sorted(self._superseded),
+            # why each live event went live: the anchor, a live lane, or a live value it read
+            "live_reasons": dict(self.live_reasons),
             "not_reached_events": self.not_reached,
         }
 

@@ -41,6 +41,7 @@ from symtrace.model.events import Event
 Runner = Callable[[Program], list[str]]
 THREAD_JOIN_TIMEOUT = 60.0
 POOL_WORKERS = ("ThreadPoolExecutor", "asyncio_")
+SERVER_THREAD = "process_request_thread"  # the stub's per-connection handlers (keep-alive)
 Outcome = tuple[str, Any]
 
 
@@ -69,8 +70,9 @@ def outcome(run: Runner, program: Program) -> Outcome:
         return ("error", f"{type(exc).__name__}: {exc}")
     finally:
         for thread in set(threading.enumerate()) - before:
-            if not thread.name.startswith(POOL_WORKERS):  # idle pool workers never end
-                thread.join(THREAD_JOIN_TIMEOUT)
+            if thread.name.startswith(POOL_WORKERS) or SERVER_THREAD in thread.name:
+                continue  # idle pool workers and open keep-alive connections never end
+            thread.join(THREAD_JOIN_TIMEOUT)
 
 
 def _text(value: Any) -> str:
@@ -212,6 +214,14 @@ class Check:
         self._expect(bool(live), program, bundle, f"{where} made no live request")
         self._expect(guidance in _text(live[0].get("messages")), program, bundle,
                      f"{where}: the first live request does not carry the guidance")
+        lineage = load_bundle(child).lineage or {}
+        reasons = lineage.get("live_reasons", {})
+        unexplained = [e for e in lineage.get("live_events", [])  # results come with their call
+                       if e not in reasons and not e.startswith("tool_result")]
+        self._expect(not unexplained, program, child,
+                     f"{where}: live events without a reason in the lineage: {unexplained}")
+        self._expect(reasons.get(lineage["intervention"]["event_id"], "").startswith("the anchor"),
+                     program, child, f"{where}: the lineage does not name the anchor as live")
         served = self.stub.served
         TOOL_RUNS.clear()
         again = self._replay(program, child, f"strict replay of the child of {where}")
