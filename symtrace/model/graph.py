@@ -13,7 +13,9 @@ Edges are derived from content, never guessed from timing:
   own request did not already contain is a produced part; every line and sentence of a later
   request's messages is a consumed one. A ReAct `Action:` / `Action Input:` in a reply's text
   is a produced tool call, like a structured `tool_calls` entry.
-* **control** edge u → v when u is the previous event on v's lane (lane order).
+* **control** edge u → v when u is the previous event on v's lane (lane order), or when u is
+  the latest call of the lane that chose v's turn (a group chat manager selecting a speaker:
+  attribution `dispatched_by`).
 
 Because the derivation is a pure function of the records, a replayed run rebuilds the same
 parents for the same events, and a child bundle's live events get parents the same way.
@@ -195,9 +197,13 @@ class GraphBuilder:
         self._lock = threading.Lock()
 
     def parents_for(
-        self, event_id: str, event_type: EventType, lane: str, request: Any, meta: dict[str, Any]
+        self, event_id: str, event_type: EventType, lane: str, request: Any, meta: dict[str, Any],
+        dispatched_by: str | None = None,
     ) -> tuple[Edge, ...]:
         """Parents of a new event, from producers completed so far; advances the lane.
+
+        A turn chosen by another lane's call (a manager's speaker selection, attribution
+        `dispatched_by`) also gets a control edge from that lane's latest event.
 
         A chat request quotes every earlier reply, so naive data edges grow quadratically.
         Edges already implied by a newer parent (the candidate is that parent's own parent)
@@ -223,6 +229,9 @@ class GraphBuilder:
                 previous in self._parents.get(kept, ()) for kept in edges
             ):
                 edges[previous] = EdgeKind.CONTROL
+            chooser = self._lane_last.get(dispatched_by) if dispatched_by else None
+            if chooser is not None and chooser not in edges and chooser != event_id:
+                edges[chooser] = EdgeKind.CONTROL
             self._lane_last[lane] = event_id
             self._parents[event_id] = frozenset(edges)
             self._order.setdefault(event_id, len(self._order))

@@ -434,6 +434,9 @@ class Replayer(Session):
         lane = call.attribution.lane
         if lane in self._live_lanes:
             return f"lane {lane} went live at {self._live_lanes[lane]}"
+        chooser = call.attribution.dispatched_by
+        if chooser in self._live_lanes:
+            return f"its turn was chosen by lane {chooser}, live since {self._live_lanes[chooser]}"
         for fp in consumed_fps(call.event_type, call.request, call.meta):
             source = self._live_values.get(fp)
             if source is not None:

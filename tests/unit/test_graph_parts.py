@@ -77,3 +77,16 @@ def test_react_actions_are_parsed_with_their_input():
     assert react_actions(text) == [{"name": "one", "arguments": '{"x": 1}'},
                                    {"name": "two", "arguments": '{"y": 2}'}]
     assert react_actions("Final Answer: no action here") == []
+
+
+def test_a_turn_chosen_by_a_manager_gets_a_control_edge_from_its_choice(tmp_path):
+    from symtrace.session.context import Attribution
+    from symtrace.session.core import LLM, BoundaryCall
+
+    chosen = BoundaryCall.make(LLM, chat_request("your turn"), {},
+                               Attribution("writer", "writer", None, dispatched_by="manager"))
+    events = record(tmp_path, [
+        (llm_call(chat_request("who speaks?"), lane="manager"), chat_response("writer")),
+        (chosen, chat_response("A draft.")),
+    ])
+    assert edges(events[1]) == {("agent_action_0000", EdgeKind.CONTROL)}
