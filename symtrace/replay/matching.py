@@ -9,6 +9,12 @@
   request nobody recorded, or one whose inputs were not produced yet, diverges.
 * Nothing is ever matched by similarity.
 
+Matching costs O(1) per call whatever the bundle's size: each strict lane keeps a cursor on
+its next pending record, and pooled records are indexed by (type, request hash), each bucket
+with a cursor past its consumed front. Records only ever leave the pending set (consumed, or
+superseded by a selective replay going live), so a cursor never moves back. Only a mismatch,
+which ends the replay, looks at all records (to name the nearest ones in its report).
+
 The matcher holds no lock: the replayer calls it under its own.
 """
 
@@ -43,6 +49,16 @@ class Mismatch:
     pending: list[Event]
 
 
+class _Cursor:
+    """Records in position order, and the index of the first one still pending."""
+
+    __slots__ = ("at", "records")
+
+    def __init__(self) -> None:
+        self.records: list[Event] = []
+        self.at = 0
+
+
 class Matcher:
     """The records a replay still expects, and which one each call consumes."""
 
@@ -57,15 +73,31 @@ class Matcher:
             for e in events
             if e.type is EventType.TOOL_RESULT and e.parents
         }
+        self._nested: dict[str, list[Event]] = {}
+        self._lanes: dict[str, _Cursor] = {}
+        self._pooled: dict[tuple[EventType, str | None], _Cursor] = {}
         # A child bundle's anchor was sent as q ⊕ Δ: replay matches it with Δ re-applied.
         self._recorded = recorded
+        self._recorded_record: Event | None = None
+        for record in self.records:
+            within = record.meta.get("within")
+            if within:
+                self._nested.setdefault(within, []).append(record)
+            self._lanes.setdefault(record.lane, _Cursor()).records.append(record)
+            if is_strict_lane(record.lane):
+                continue
+            if recorded is not None and record.id == recorded.event_id and record.is_llm:
+                self._recorded_record = record
+                continue
+            key = (record.type, record.request_hash)
+            self._pooled.setdefault(key, _Cursor()).records.append(record)
 
     # -- state -------------------------------------------------------------------------------
     def is_pending(self, record: Event) -> bool:
         return record.id not in self.consumed and record.id not in self.superseded
 
-    def consume(self, event: Event) -> None:
-        self.consumed.add(event.id)
+    def consume(self, record: Event) -> None:
+        self.consumed.add(record.id)
 
     def supersede(self, ids: Iterable[str]) -> None:
         self.superseded.update(ids)
@@ -76,50 +108,75 @@ class Matcher:
 
     def nested(self, tool_call: Event) -> list[Event]:
         """Records made inside *tool_call*'s body, in position order."""
-        return [r for r in self.records if r.meta.get("within") == tool_call.id]
+        return self._nested.get(tool_call.id, [])
 
     def unconsumed(self) -> list[Event]:
         """Records never consumed, superseded ones included (reports, close)."""
         return [r for r in self.records if r.id not in self.consumed]
 
     def not_reached(self) -> list[Event]:
-        """Records neither consumed nor superseded."""
         return [r for r in self.records if self.is_pending(r)]
 
     # -- matching ----------------------------------------------------------------------------
     def match(self, call: BoundaryCall) -> Event | Mismatch:
         """The record *call* consumes, or why it matches none (the caller consumes it)."""
         lane = call.attribution.lane
-        pending = self.not_reached()
-        same_kind = [r for r in pending if r.type is call.event_type]
-        expected: Event | None
         if is_strict_lane(lane):
-            # the next record of the lane, whatever its kind: an LLM call arriving where a
-            # tool call was recorded is a reordering, not a match further down the lane
-            head = next((r for r in pending if r.lane == lane), None)
+            head = self._lane_head(lane)
             if (
                 head is not None
                 and head.type is call.event_type
                 and self._hash_for(call, head) == head.request_hash
             ):
                 return head
-            expected = head
-        else:
-            enabled = [r for r in same_kind if not is_strict_lane(r.lane) and self._enabled(r)]
-            for record in enabled:
-                if self._hash_for(call, record) == record.request_hash:
-                    return record
-            expected = next((r for r in enabled if r.lane == lane), None) or (
-                enabled[0] if enabled else None
-            )
-        if expected is None:
-            hint = (
-                HINT_LANE_DONE
-                if any(r.lane == lane for r in self.records)
-                else f"the recording has no calls on lane {lane!r}"
-            )
-            return Mismatch(DivergenceKind.UNEXPECTED_CALL, None, hint, pending)
-        return Mismatch(DivergenceKind.REQUEST_MISMATCH, expected, HINT_CHANGED, pending)
+            # the next record of the lane, whatever its kind: an LLM call arriving where a
+            # tool call was recorded is a reordering, not a match further down the lane
+            return self._mismatch(call, head)
+        found = self._pooled_match(call)
+        if found is not None:
+            return found
+        enabled = [
+            r
+            for r in self.not_reached()
+            if r.type is call.event_type and not is_strict_lane(r.lane) and self._enabled(r)
+        ]
+        expected = next((r for r in enabled if r.lane == lane), None) or (
+            enabled[0] if enabled else None
+        )
+        return self._mismatch(call, expected)
+
+    def _lane_head(self, lane: str) -> Event | None:
+        cursor = self._lanes.get(lane)
+        if cursor is None:
+            return None
+        records = cursor.records
+        while cursor.at < len(records) and not self.is_pending(records[cursor.at]):
+            cursor.at += 1
+        return records[cursor.at] if cursor.at < len(records) else None
+
+    def _pooled_match(self, call: BoundaryCall) -> Event | None:
+        """The earliest enabled pending pooled record with the call's hash."""
+        found: Event | None = None
+        cursor = self._pooled.get((call.event_type, call.request_hash))
+        if cursor is not None:
+            records = cursor.records
+            while cursor.at < len(records) and not self.is_pending(records[cursor.at]):
+                cursor.at += 1
+            for i in range(cursor.at, len(records)):
+                if self.is_pending(records[i]) and self._enabled(records[i]):
+                    found = records[i]
+                    break
+        special = self._recorded_record
+        if (
+            special is not None
+            and special.type is call.event_type
+            and self.is_pending(special)
+            and (found is None or special.position < found.position)
+            and self._enabled(special)
+            and self._hash_for(call, special) == special.request_hash
+        ):
+            return special
+        return found
 
     def _enabled(self, record: Event) -> bool:
         return all(
@@ -131,3 +188,15 @@ class Matcher:
         if call.kind == LLM and recorded is not None and recorded.event_id == record.id:
             return digest(recorded.apply(call.request))
         return call.request_hash
+
+    def _mismatch(self, call: BoundaryCall, expected: Event | None) -> Mismatch:
+        lane = call.attribution.lane
+        pending = self.not_reached()
+        if expected is None:
+            hint = (
+                HINT_LANE_DONE
+                if lane in self._lanes
+                else f"the recording has no calls on lane {lane!r}"
+            )
+            return Mismatch(DivergenceKind.UNEXPECTED_CALL, None, hint, pending)
+        return Mismatch(DivergenceKind.REQUEST_MISMATCH, expected, HINT_CHANGED, pending)
