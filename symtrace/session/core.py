@@ -188,7 +188,8 @@ class Session:
                         parents=parents,
                         request=request,
                         meta=call.meta,
-                    )
+                    ),
+                    request_hash=call.request_hash if request is call.request else None,
                 )
             return ticket
 
@@ -216,7 +217,8 @@ class Session:
                 request=request,
                 response=response,
                 meta=meta,
-            )
+            ),
+            request_hash=call.request_hash if request is call.request else None,
         )
 
     def _emit_tool_result(self, ticket: Ticket, outcome: JSONValue) -> Event:
@@ -253,8 +255,8 @@ class Session:
             self.graph.follow(event)
             return event
 
-    def _emit(self, event: Event) -> Event:
-        event = self._stamped(event).with_hashes()
+    def _emit(self, event: Event, request_hash: str | None = None) -> Event:
+        event = self._stamped(event).with_hashes(request_hash)
         if self.writer is not None:
             self.writer.write_event(event)
         self.events.append(event)
