@@ -37,7 +37,7 @@ from symtrace.bundle.writer import BundleWriter
 from symtrace.errors import MissingCall, OrderUnreachable, ReplayDivergence, SessionError
 from symtrace.model import intervention as guidance_mod
 from symtrace.model.canonical import JSONValue
-from symtrace.model.divergence import DivergenceKind, DivergenceReport
+from symtrace.model.divergence import DivergenceKind
 from symtrace.model.events import Event, EventType
 from symtrace.model.graph import descendants
 from symtrace.model.intervention import Intervention
@@ -87,7 +87,9 @@ class Replayer(Session):
         self.trajectory = ChildTrajectory(self)
         self.server = RecordServer(self.matcher, self.trajectory, self._diverge)
         self.frontier = LiveFrontier()
-        self.reporter = reports.Reporter(bundle, warnings)
+        self.reporter = reports.Reporter(
+            bundle, warnings, self.matcher, lambda: self.server.matched
+        )
         self._first: ReplayDivergence | None = None
         self.order = CompletionOrder(
             completion_ranks(bundle.events),
@@ -149,7 +151,7 @@ class Replayer(Session):
                 return
             left = self.matcher.unconsumed()
             if left:
-                report = self._report(
+                report = self.reporter.report(
                     DivergenceKind.MISSING_CALL, left[0], None, "end", hint=reports.HINT_MISSING
                 )
                 self._first = MissingCall(report)
@@ -163,7 +165,7 @@ class Replayer(Session):
         """Egress guard callback: a connection to a recorded endpoint bypassed httpx."""
         with self._lock:
             if self._first is None and not self.frontier.started:
-                report = self._report(
+                report = self.reporter.report(
                     DivergenceKind.UNEXPECTED_CALL,
                     None,
                     None,
@@ -205,7 +207,7 @@ class Replayer(Session):
                 return self._live(call, call.request)
             matched = self.matcher.match(call)
             if isinstance(matched, Mismatch):
-                report = self._report(
+                report = self.reporter.report(
                     matched.kind,
                     matched.expected,
                     call,
@@ -259,29 +261,8 @@ class Replayer(Session):
     def _diverge(
         self, kind: DivergenceKind, expected: Event, call: BoundaryCall, hint: str
     ) -> NoReturn:
-        self._fail(reports.error_for(self._report(kind, expected, call, call.kind, hint=hint)))
-
-    def _report(
-        self,
-        kind: DivergenceKind,
-        expected: Event | None,
-        call: BoundaryCall | None,
-        boundary: str,
-        *,
-        hint: str,
-        pending: Sequence[Event] | None = None,
-        waiting_for: Sequence[Event] = (),
-    ) -> DivergenceReport:
-        return self.reporter.report(
-            kind,
-            expected,
-            call,
-            boundary,
-            hint=hint,
-            pending=self.matcher.unconsumed() if pending is None else pending,
-            matched_before=self.server.matched,
-            waiting_for=waiting_for,
-        )
+        report = self.reporter.report(kind, expected, call, call.kind, hint=hint)
+        self._fail(reports.error_for(report))
 
     def _order_stalled(self, record_id: str, blockers: list[str]) -> ReplayDivergence:
         """The divergence a stalled hold raises (called under the lock)."""
@@ -290,7 +271,7 @@ class Replayer(Session):
             waiting = sorted(
                 (self.matcher.by_id[b] for b in blockers), key=lambda r: r.position
             )
-            report = self._report(
+            report = self.reporter.report(
                 DivergenceKind.ORDER_UNREACHABLE,
                 held,
                 None,

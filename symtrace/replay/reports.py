@@ -7,7 +7,7 @@ which `ReplayDivergence` subclass carries it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from symtrace.bundle.reader import Bundle
 from symtrace.errors import (
@@ -24,6 +24,7 @@ from symtrace.model.divergence import (
     json_differences,
 )
 from symtrace.model.events import Event, summarize
+from symtrace.replay.matching import Matcher
 from symtrace.session.core import BoundaryCall
 
 ERRORS: dict[DivergenceKind, type[ReplayDivergence]] = {
@@ -69,11 +70,18 @@ def order_stalled_hint(record_id: str, waiting: bool, stall_timeout: float) -> s
 
 
 class Reporter:
-    """Builds the reports of one replay of *bundle*."""
+    """Builds the reports of one replay of *bundle*.
 
-    def __init__(self, bundle: Bundle, warnings: Sequence[str]) -> None:
+    *served* counts the records served so far (a report's "matched before").
+    """
+
+    def __init__(
+        self, bundle: Bundle, warnings: Sequence[str], matcher: Matcher, served: Callable[[], int]
+    ) -> None:
         self.bundle = bundle
         self.warnings = tuple(warnings)
+        self._matcher = matcher
+        self._served = served
 
     def report(
         self,
@@ -83,10 +91,12 @@ class Reporter:
         boundary: str,
         *,
         hint: str,
-        pending: Sequence[Event],
-        matched_before: int,
+        pending: Sequence[Event] | None = None,
         waiting_for: Sequence[Event] = (),
     ) -> DivergenceReport:
+        """The report; *pending* defaults to every record not consumed (superseded included)."""
+        if pending is None:
+            pending = self._matcher.unconsumed()
         anchor_pos = expected.position if expected else (pending[0].position if pending else 0)
         nearest = sorted(pending, key=lambda r: (abs(r.position - anchor_pos), r.position))
         actual = call.request if call else None
@@ -100,7 +110,7 @@ class Reporter:
             agent=(expected.agent if expected else None)
             or (call.attribution.agent if call else None),
             boundary=boundary,
-            matched_before=matched_before,
+            matched_before=self._served(),
             expected=expected.request if expected else None,
             actual=actual,
             expected_hash=expected.request_hash if expected else None,
