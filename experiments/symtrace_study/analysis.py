@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from symtrace.stats import holm, mcnemar_exact, paired_bootstrap_difference, rep_k, wilson
 from symtrace_study.config import NODE_ARMS, TASK_ARMS
+from symtrace_study.stats import holm, mcnemar_exact, paired_bootstrap_difference, rep_k, wilson
 
 ALL = "all"
 CRASH_KINDS = ("program_crash", "no_final_result")

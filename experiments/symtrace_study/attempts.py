@@ -34,7 +34,7 @@ import symtrace
 from symtrace.diagnosis import build_task_prompt, parse_task
 from symtrace.diagnosis.errors import NoEligibleAnchor
 from symtrace.diagnosis.repair import plan_repair
-from symtrace.runner import record_command, replay_bundle
+from symtrace.process.runner import record_command, replay_bundle
 from symtrace_study.benchmark import Benchmark, Environment, task_index
 from symtrace_study.config import TASK_PROMPTS, StudyConfig
 from symtrace_study.endpoints import Endpoint
@@ -377,7 +377,7 @@ def equivalent(mode: str, case: dict[str, Any], observed: Observed) -> bool:
     if observed.passed:
         return False
     if mode == "answer":
-        from symtrace.canonical import canonical_bytes
+        from symtrace.model.canonical import canonical_bytes
 
         return canonical_bytes(observed.answer) == canonical_bytes(case["answer"])
     if mode == "reason":

@@ -86,7 +86,7 @@ class WarmLauncher:
         proc = self._servers.get(module)
         if proc is not None and proc.poll() is None:
             return
-        from symtrace.runner import BOOTSTRAP_DIR, PACKAGE_ROOT
+        from symtrace.process.runner import BOOTSTRAP_DIR, PACKAGE_ROOT
 
         ready = self._dir / f"{module}.ready"
         sock = self._dir / f"{module}.sock"

@@ -58,10 +58,10 @@ COMMON = ("openai", "openai.resources", "httpx", "symtrace.diagnosis")
 
 
 def preload(module: str) -> None:
-    import symtrace.child  # noqa: F401 -- the session the fork starts
-    from symtrace import adapters
+    import symtrace.process.child  # noqa: F401 -- the session the fork starts
+    from symtrace.frameworks import registry
 
-    adapters.resolve(None)  # reads the entry points once; arms nothing
+    registry.resolve(None)  # reads the entry points once; arms nothing
     for name in COMMON:
         try:
             importlib.import_module(name)
@@ -78,7 +78,7 @@ def run_attempt(module: str, request: dict[str, Any]) -> int:
     sys.argv = ["-m", *request["argv"][3:]]
     if os.environ.get("SYMTRACE_CHILD"):  # what symtrace's sitecustomize bootstrap does
         try:
-            from symtrace import child
+            from symtrace.process import child
 
             child.start()
         except BaseException as exc:  # noqa: BLE001 -- never run uninstrumented
