@@ -174,3 +174,15 @@ def test_task_arms_are_given_the_tools_of_their_task():
         {**data, "benchmark": "symtrace_suite", "split": task.site}))
     assert "Start URLs or tools: none" not in prompt
     assert "shop_cancel_order" in prompt
+
+
+def test_the_rq1_replay_sends_the_anchor_request_unchanged(study):
+    """No Δ at the target: the anchor's live request is the recorded one, byte for byte in
+    content (an empty guidance message would change what the model is asked)."""
+    config, worker, case = study
+    [job] = [j for j in plan.first_round(config, [case]) if j.kind == "replay"]
+    row = worker.run(job)
+    child = symtrace.load_bundle(config.out / row["bundle"])
+    source = symtrace.load_bundle(config.out / case["bundle"])
+    anchor = child.lineage["intervention"]["event_id"]
+    assert child.event(anchor).request == source.event(case["anchor"]).request
