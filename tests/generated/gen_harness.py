@@ -2,7 +2,8 @@
 
 Sizes come from the environment so CI and the long run share one code path:
 
-* ``SYMTRACE_GEN_PROGRAMS``: programs per framework (CI default: 2 per topology); the long run
+* ``SYMTRACE_GEN_PROGRAMS``: programs per framework (CI default: CI_PROGRAMS_PER_TOPOLOGY per
+  topology); the long run
   (``make generated``) sets 200 and they are spread evenly over the framework's topologies.
 * ``SYMTRACE_GEN_REPLAYS``: strict replays per program (default 2).
 * ``SYMTRACE_GEN_RANDOM=1``: fresh Hypothesis draws each run (the long run); otherwise the
@@ -35,7 +36,9 @@ from gen_spec import TOPOLOGIES, Program, programs
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-CI_PROGRAMS_PER_TOPOLOGY = 2
+# CI: the simplest program of each topology (Hypothesis tries it first) plus one drawn one;
+# CrewAI (a kickoff costs seconds) the simplest only. Sized to a few minutes of CI.
+CI_PROGRAMS_PER_TOPOLOGY = {"autogen_agentchat": 2, "ag2": 2, "crewai": 1}
 # read at import: the suite's root conftest clears SYMTRACE_* before every test runs
 ENV = {name: os.environ.get(name, "") for name in (
     "SYMTRACE_GEN_PROGRAMS", "SYMTRACE_GEN_REPLAYS", "SYMTRACE_GEN_RANDOM",
@@ -50,7 +53,7 @@ def needs(module: str) -> None:
 def examples_per_topology(framework: str) -> int:
     raw = ENV["SYMTRACE_GEN_PROGRAMS"]
     if not raw:
-        return CI_PROGRAMS_PER_TOPOLOGY
+        return CI_PROGRAMS_PER_TOPOLOGY.get(framework, 1)
     return max(1, math.ceil(int(raw) / len(TOPOLOGIES[framework])))
 
 
