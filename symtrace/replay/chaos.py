@@ -3,7 +3,9 @@
 With ``SYMTRACE_CHAOS`` set (``1``: a fresh seed; an integer: that seed), replay pauses for a
 random moment right after a recorded result is handed to its caller and right before a held
 caller is released: threads sleep a few milliseconds or not at all, asyncio tasks yield to
-the loop a random number of times. That is where a loaded machine delays one caller against
+the loop a random number of times (an asyncio task is delayed only by other ready callbacks:
+on replay no I/O or timer stands between a result and its use, so a timer here would change
+the program, not its scheduling). That is where a loaded machine delays one caller against
 another, so a replay whose order rests on timing diverges under chaos, and one whose order
 rests on state does not. The draws come from a private generator, never from Python's global
 `random` (which replay seeds for the program). Unset (the default), the hooks do nothing.
@@ -21,8 +23,7 @@ from symtrace.errors import SessionError
 
 CHAOS_ENV = "SYMTRACE_CHAOS"
 THREAD_PAUSES = (0.0, 0.0, 0.0005, 0.002, 0.006)  # seconds a thread may be held back
-MAX_YIELDS = 4  # an asyncio task yields 0..MAX_YIELDS times
-TASK_SLEEP_CHANCE = 0.2  # ... and sometimes also sleeps one of THREAD_PAUSES
+MAX_YIELDS = 8  # an asyncio task yields 0..MAX_YIELDS times
 
 
 class Chaos:
@@ -56,5 +57,3 @@ class Chaos:
             return
         for _ in range(self._rng.randint(0, MAX_YIELDS)):
             await asyncio.sleep(0)
-        if self._rng.random() < TASK_SLEEP_CHANCE:
-            await asyncio.sleep(self._rng.choice(THREAD_PAUSES))
