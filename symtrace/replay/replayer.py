@@ -24,15 +24,15 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from symtrace.boundaries import guard
 from symtrace.bundle.reader import Bundle
 from symtrace.bundle.writer import BundleWriter
 from symtrace.errors import (
     BundleIntegrityError,
+    EgressBlocked,
     MissingCall,
     OrderUnreachable,
     ReplayDivergence,
@@ -115,6 +115,7 @@ class Replayer(Session):
         }
         self._consumed: set[str] = set()
         self._matched = 0
+        self.on_live: list[Callable[[], None]] = []  # called when a selective replay goes live
         self._first: ReplayDivergence | None = None
         self._live_started = False
         self._superseded: set[str] = set()  # anchor + descendants (selective)
@@ -248,7 +249,7 @@ class Replayer(Session):
                 raise self._first
 
     def endpoints(self) -> set[tuple[str, int]]:
-        """(host, port) of every endpoint the recording talked to through httpx."""
+        """(host, port) of every endpoint the recording talked to through an HTTP seam."""
         out = set()
         for record in self.records:
             host, port = record.meta.get("host"), record.meta.get("port")
@@ -258,20 +259,40 @@ class Replayer(Session):
                     out.add((str(host), 80))
         return out
 
-    def block_live(self, host: str, port: int) -> None:
-        """Egress guard callback: a connection to a recorded endpoint bypassed httpx."""
+    def egress_blocked(self, attempt: dict[str, Any]) -> EgressBlocked:
+        """Egress guard callback: the program opened a connection no record serves.
+
+        The divergence is kept (sticky) even if the program swallows the error it gets."""
         with self._mlock:
-            if self._first is None and not self._live_started:
-                report = self._report(
-                    DivergenceKind.UNEXPECTED_CALL,
-                    None,
-                    None,
-                    "network",
-                    hint=f"the program connected to {host}:{port}, a recorded endpoint, "
-                    "without going through httpx; record that call as a tool boundary",
-                )
-                self._first = UnexpectedCall(report)
+            where = attempt["connect"]
+            alias = f", an alias of the recorded endpoint {attempt['alias_of']}" if attempt.get(
+                "alias_of") else (", a recorded endpoint" if attempt.get("recorded_endpoint")
+                                  else "")
+            frames = "\n    ".join(attempt.get("stack") or ["(no Python frames)"])
+            report = self._report(
+                DivergenceKind.EGRESS_BLOCKED, None, None, "network",
+                hint=f"the program connected to {where}{alias} during a strict replay, which "
+                "serves every boundary call from the bundle; a call outside the HTTP seams "
+                "(urllib, http.client, a raw socket) cannot be replayed. Declare it as a tool "
+                "(@symtrace.tool), or let a local service through with --allow-host HOST[:PORT]."
+                f" Opened at:\n    {frames}",
+                actual=attempt,
+            )
+            error = EgressBlocked(report)
+            if self._first is None:
+                self._first = error
                 self.order.progress()
+            return error
+
+    @property
+    def served_count(self) -> int:
+        """Boundary calls served from the bundle so far."""
+        return self._matched
+
+    @property
+    def live_count(self) -> int:
+        """Boundary calls sent live (0 in a strict replay)."""
+        return len(self.live_ids)
 
     @property
     def divergence(self) -> ReplayDivergence | None:
@@ -408,7 +429,8 @@ class Replayer(Session):
         assert self.live_intervention is not None
         self._live_started = True
         self.order.disable()
-        guard.release()
+        for callback in self.on_live:  # e.g. the egress guard stands down
+            callback()
         self._superseded = {record.id} | descendants(self.bundle.events, record.id)
         request = self.live_intervention.apply(call.request)
         ticket = self._live(call, request)
@@ -444,6 +466,7 @@ class Replayer(Session):
         hint: str,
         pending: list[Event] | None = None,
         waiting_for: Sequence[Event] = (),
+        actual: JSONValue = None,
     ) -> DivergenceReport:
         pending = (
             pending
@@ -452,7 +475,7 @@ class Replayer(Session):
         )
         anchor_pos = expected.position if expected else (pending[0].position if pending else 0)
         nearest = sorted(pending, key=lambda r: (abs(r.position - anchor_pos), r.position))[:3]
-        actual = call.request if call else None
+        actual = call.request if call else actual
         return DivergenceReport(
             kind=kind,
             bundle=str(self.bundle.path),

@@ -1,0 +1,196 @@
+"""The LLM/HTTP boundary: one exchange core (exchange.py), one thin seam per HTTP library.
+
+* httpx (openai 2, litellm): `HTTPTransport.handle_request` and
+  `AsyncHTTPTransport.handle_async_request` (httpx_family);
+* httpx2 (openai 3, anthropic 2, openai-agents, google-genai, mistralai): the same two
+  methods of httpx2's own classes (httpx_family);
+* aiohttp (litellm's async path): `ClientSession._request` (aiohttp_seam);
+* urllib3, and so requests: `HTTPConnectionPool.urlopen` (urllib3_seam).
+
+Each is patched at class level while a session is active.
+
+A seam whose library is already imported is installed at once; the others when (if ever) the
+program imports them, so a program never pays for importing aiohttp just to be recorded.
+Install is reference-counted (in-process sessions and the CLI child both install), resolves
+every target before patching anything, and uninstall restores exactly the attributes it
+replaced, in reverse order.
+
+Connections a seam opens while sending are its own (`exchange.sending`); everything else is
+the egress guard's business (symtrace.boundaries.egress).
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+import threading
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any, Protocol
+
+from symtrace.boundaries.http.exchange import finish_open_streams, sending_library
+
+HookTable = tuple[tuple[type, str, Callable[..., Any]], ...]
+
+
+class Seam(Protocol):
+    library: str
+    originals: dict[str, Any]
+
+    def hooks(self) -> HookTable: ...
+
+
+def _httpx_family(module: ModuleType) -> Seam:
+    from symtrace.boundaries.http.httpx_family import HttpxSeam
+
+    return HttpxSeam(module)
+
+
+def _aiohttp(module: ModuleType) -> Seam:
+    from symtrace.boundaries.http.aiohttp_seam import AiohttpSeam
+
+    return AiohttpSeam()
+
+
+def _urllib3(module: ModuleType) -> Seam:
+    from symtrace.boundaries.http.urllib3_seam import Urllib3Seam
+
+    return Urllib3Seam()
+
+
+# top-level module -> how to build its seam
+SEAMS: dict[str, Callable[[ModuleType], Seam]] = {
+    "httpx": _httpx_family,
+    "httpx2": _httpx_family,
+    "aiohttp": _aiohttp,
+    "urllib3": _urllib3,
+}
+EAGER = ("httpx",)  # symtrace itself depends on httpx: installed at once
+
+_lock = threading.RLock()
+_users = 0
+_installed: dict[str, tuple[Seam, list[tuple[type, str, Any]]]] = {}  # module -> patches
+_patched_owners: set[int] = set()  # a class patched once even under two module names
+
+
+def install() -> None:
+    """Install every seam (now, or when its library is imported); reference-counted."""
+    global _users
+    with _lock:
+        _users += 1
+        if _users > 1:
+            return
+        for name in EAGER:
+            importlib.import_module(name)
+        for name in SEAMS:
+            if name in sys.modules:
+                _install_seam(name, sys.modules[name])
+            else:
+                _watcher.watch(name)
+
+
+def uninstall() -> None:
+    """Undo install(); the last user restores every replaced attribute, in reverse."""
+    global _users
+    with _lock:
+        if _users == 0:
+            return
+        _users -= 1
+        if _users:
+            return
+        _watcher.unwatch_all()
+        for name in reversed(list(_installed)):
+            _, patches = _installed.pop(name)
+            for owner, attribute, original in reversed(patches):
+                setattr(owner, attribute, original)
+                _patched_owners.discard(id(owner))
+
+
+def is_installed() -> bool:
+    return _users > 0
+
+
+def installed_seams() -> tuple[str, ...]:
+    """The libraries whose seam is in place now (for tests and the manifest)."""
+    with _lock:
+        return tuple(_installed)
+
+
+def _install_seam(name: str, module: ModuleType) -> None:
+    with _lock:
+        if _users == 0 or name in _installed:
+            return
+        seam = SEAMS[name](module)
+        table = seam.hooks()
+        # resolve every target first: a missing one fails before anything is patched
+        resolved = [(owner, attribute, owner.__dict__[attribute], repl)
+                    for owner, attribute, repl in table]
+        patches: list[tuple[type, str, Any]] = []
+        for owner, attribute, original, replacement in resolved:
+            if id(owner) in _patched_owners:  # httpx2.alias_httpx(): httpx *is* httpx2
+                continue
+            seam.originals[attribute] = original
+            setattr(owner, attribute, replacement)
+            _patched_owners.add(id(owner))
+            patches.append((owner, attribute, original))
+        _installed[name] = (seam, patches)
+
+
+class _Watcher(importlib.abc.MetaPathFinder):
+    """Installs a seam right after its library's top-level module has been executed."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def watch(self, name: str) -> None:
+        self.names.add(name)
+        if self not in sys.meta_path:
+            sys.meta_path.insert(0, self)
+
+    def unwatch_all(self) -> None:
+        self.names.clear()
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname not in self.names:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _InstallingLoader(spec.loader, fullname)
+                return spec
+        return None
+
+
+class _InstallingLoader(importlib.abc.Loader):
+    def __init__(self, inner: Any, fullname: str) -> None:
+        self._inner = inner
+        self._fullname = fullname
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self._inner.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self._inner.exec_module(module)
+        _watcher.names.discard(self._fullname)
+        _install_seam(self._fullname, module)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+_watcher = _Watcher()
+
+__all__ = [
+    "SEAMS",
+    "finish_open_streams",
+    "install",
+    "installed_seams",
+    "is_installed",
+    "sending_library",
+    "uninstall",
+]
