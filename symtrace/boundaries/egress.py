@@ -94,7 +94,7 @@ class HostPort:
         return self.host if self.port is None else f"{self.host}:{self.port}"
 
 
-def opener_stack(limit: int = 12) -> list[str]:
+def opener_stack(limit: int = 40) -> list[str]:
     """The Python frames that opened a connection, outermost first, plumbing left out."""
     frames: list[str] = []
     frame = sys._getframe(2)

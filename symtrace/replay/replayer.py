@@ -268,7 +268,7 @@ class Replayer(Session):
             alias = f", an alias of the recorded endpoint {attempt['alias_of']}" if attempt.get(
                 "alias_of") else (", a recorded endpoint" if attempt.get("recorded_endpoint")
                                   else "")
-            frames = "\n    ".join(attempt.get("stack") or ["(no Python frames)"])
+            frames = "\n    ".join((attempt.get("stack") or ["(no Python frames)"])[-10:])
             report = self._report(
                 DivergenceKind.EGRESS_BLOCKED, None, None, "network",
                 hint=f"the program connected to {where}{alias} during a strict replay, which "

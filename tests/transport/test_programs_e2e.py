@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import orjson
@@ -30,6 +31,14 @@ def symtrace(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str
 def endpoint_env(stub) -> dict[str, str]:
     return {"OPENAI_BASE_URL": stub.url, "OPENAI_API_KEY": "sk-test",
             "ANTHROPIC_BASE_URL": stub.root_url, "ANTHROPIC_API_KEY": "sk-ant-test"}
+
+
+def expected_transport(sdk: str) -> str:
+    """The HTTP library the installed SDK sends through (openai 3 and anthropic: httpx2)."""
+    if sdk == "anthropic":
+        return "httpx2"
+    major = int(metadata.version("openai").split(".", 1)[0])
+    return "httpx2" if major >= 3 else "httpx"
 
 
 PROGRAM_CASES = [
@@ -53,12 +62,13 @@ def test_record_replay_and_diverge(program, needs, stub_llm_factory, tmp_path):
     llm_events = [e for e in loaded.events if e.is_llm]
     assert served_live > 0
     assert len(llm_events) == served_live, "every LLM request the endpoint saw is recorded"
+    assert {e.meta["transport"] for e in llm_events} == {expected_transport(needs)}
 
     replayed = symtrace("replay", str(bundle), env=env)
     assert replayed.returncode == 0, replayed.stderr[-4000:]
     assert stub.served == served_live, "strict replay made no endpoint request"
     assert replayed.stdout == recorded.stdout
-    assert f"served {len(llm_events)}" in replayed.stderr or "served" in replayed.stderr
+    assert f"served {len(llm_events)} boundary call" in replayed.stderr
     assert "0 live requests" in replayed.stderr
 
     report = tmp_path / "report.json"

@@ -29,19 +29,15 @@ from yarl import URL
 from symtrace.boundaries.http.exchange import (
     Exchange,
     Recorded,
+    UnsupportedRequestBody,
     WireRequest,
     is_stream,
     sending,
     sending_library,
 )
-from symtrace.errors import SymtraceError
 from symtrace.session.core import active
 
 LIBRARY = "aiohttp"
-
-
-class UnsupportedRequestBody(SymtraceError, TypeError):
-    """A request body symtrace cannot snapshot (a stream, files): refused, not guessed."""
 
 
 class AiohttpSeam:

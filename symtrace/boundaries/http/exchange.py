@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from symtrace.errors import SymtraceError
 from symtrace.model.canonical import JSONValue, canonical_http_request, canonical_tool_call
 from symtrace.model.llm_streams import assemble
 from symtrace.model.llm_wire import WireFormat, wire_format
@@ -61,6 +62,10 @@ def sending(library: str) -> Iterator[None]:
 
 def sending_library() -> str | None:
     return _SENDING.get()
+
+
+class UnsupportedRequestBody(SymtraceError, TypeError):
+    """A request body symtrace cannot snapshot (a stream, files): refused, not guessed."""
 
 
 @dataclass(frozen=True, slots=True)

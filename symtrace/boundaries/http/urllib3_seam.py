@@ -22,10 +22,10 @@ from urllib.parse import urlsplit
 import urllib3
 from urllib3.connectionpool import HTTPConnectionPool
 
-from symtrace.boundaries.http.aiohttp_seam import UnsupportedRequestBody
 from symtrace.boundaries.http.exchange import (
     Exchange,
     Recorded,
+    UnsupportedRequestBody,
     WireRequest,
     is_stream,
     sending,
