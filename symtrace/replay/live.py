@@ -7,7 +7,7 @@ larger message: see model/graph.py); any other call must still match the remaini
 
 Egress: the endpoints the recording talked to through httpx are known; a replay that reaches
 one of them by another route (a raw socket) bypassed the boundary, and the socket guard asks
-the replayer to fail (see boundaries/guard.py).
+the replayer to fail (see boundaries/egress.py).
 """
 
 from __future__ import annotations
