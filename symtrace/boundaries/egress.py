@@ -36,6 +36,7 @@ from typing import Any, Protocol
 from symtrace.boundaries.http import sending_library
 from symtrace.errors import UnrecordedLLMRequest
 from symtrace.model.llm_wire import wire_format
+from symtrace.patching import Patch, PatchSet
 
 INET_FAMILIES = (socket.AF_INET, socket.AF_INET6)
 # Modules whose frames are plumbing, not "who opened the connection".
@@ -147,37 +148,26 @@ class _SocketWatch:
                  on_send: Callable[[bytes], None] | None) -> None:
         self.on_connect = on_connect
         self.on_send = on_send
-        self.originals: list[tuple[type, str, Any]] = []
+        self._set = PatchSet(self.patches())
 
-    def hooks(self) -> list[tuple[type, str, Callable[..., Any]]]:
-        out: list[tuple[type, str, Callable[..., Any]]] = [
-            (socket.socket, "connect", self._connect(socket.socket.connect)),
-            (socket.socket, "connect_ex", self._connect(socket.socket.connect_ex)),
-            (socket.socket, "sendto", self._sendto(socket.socket.sendto)),
+    def patches(self) -> list[Patch]:
+        out = [
+            Patch(socket.socket, "connect", self._connect),
+            Patch(socket.socket, "connect_ex", self._connect),
+            Patch(socket.socket, "sendto", self._sendto),
         ]
         if self.on_send is not None:
-            for owner in (socket.socket, ssl.SSLSocket):
-                for name in ("send", "sendall"):
-                    out.append((owner, name, self._send(owner.__dict__.get(name)
-                                                        or getattr(owner, name))))
+            out += [Patch(owner, name, self._send)
+                    for owner in (socket.socket, ssl.SSLSocket) for name in ("send", "sendall")]
         return out
 
     def install(self) -> None:
         with _lock:
-            if self.originals:
-                raise RuntimeError("this egress watch is already installed")
-            for owner, name, replacement in self.hooks():
-                self.originals.append((owner, name, owner.__dict__.get(name)))
-                setattr(owner, name, replacement)
+            self._set.install()  # AlreadyPatched (a RuntimeError) when installed twice
 
     def uninstall(self) -> None:
         with _lock:
-            for owner, name, original in reversed(self.originals):
-                if original is None:
-                    delattr(owner, name)
-                else:
-                    setattr(owner, name, original)
-            self.originals.clear()
+            self._set.uninstall()
 
     def _connect(self, original: Callable[..., Any]) -> Callable[..., Any]:
         watch = self

@@ -11,9 +11,9 @@ Each is patched at class level while a session is active.
 
 A seam whose library is already imported is installed at once; the others when (if ever) the
 program imports them, so a program never pays for importing aiohttp just to be recorded.
-Install is reference-counted (in-process sessions and the CLI child both install), resolves
-every target before patching anything, and uninstall restores exactly the attributes it
-replaced, in reverse order.
+Install is reference-counted (in-process sessions and the CLI child both install); each
+seam's patches are one `symtrace.patching.PatchSet` (every target resolved before anything is
+patched, restored in reverse order).
 
 Connections a seam opens while sending are its own (`exchange.sending`); everything else is
 the egress guard's business (symtrace.boundaries.egress).
@@ -30,15 +30,13 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from symtrace.boundaries.http.exchange import finish_open_streams, sending_library
-
-HookTable = tuple[tuple[type, str, Callable[..., Any]], ...]
+from symtrace.patching import Patch, PatchSet
 
 
 class Seam(Protocol):
     library: str
-    originals: dict[str, Any]
 
-    def hooks(self) -> HookTable: ...
+    def patches(self) -> tuple[Patch, ...]: ...
 
 
 def _httpx_family(module: ModuleType) -> Seam:
@@ -70,7 +68,7 @@ EAGER = ("httpx",)  # symtrace itself depends on httpx: installed at once
 
 _lock = threading.RLock()
 _users = 0
-_installed: dict[str, tuple[Seam, list[tuple[type, str, Any]]]] = {}  # module -> patches
+_installed: dict[str, PatchSet] = {}  # module -> its seam's patches, in install order
 _patched_owners: set[int] = set()  # a class patched once even under two module names
 
 
@@ -101,10 +99,10 @@ def uninstall() -> None:
             return
         _watcher.unwatch_all()
         for name in reversed(list(_installed)):
-            _, patches = _installed.pop(name)
-            for owner, attribute, original in reversed(patches):
-                setattr(owner, attribute, original)
-                _patched_owners.discard(id(owner))
+            patch_set = _installed.pop(name)
+            patch_set.uninstall()
+            for patch in patch_set.patches:
+                _patched_owners.discard(id(patch.owner))
 
 
 def is_installed() -> bool:
@@ -122,19 +120,12 @@ def _install_seam(name: str, module: ModuleType) -> None:
         if _users == 0 or name in _installed:
             return
         seam = SEAMS[name](module)
-        table = seam.hooks()
-        # resolve every target first: a missing one fails before anything is patched
-        resolved = [(owner, attribute, owner.__dict__[attribute], repl)
-                    for owner, attribute, repl in table]
-        patches: list[tuple[type, str, Any]] = []
-        for owner, attribute, original, replacement in resolved:
-            if id(owner) in _patched_owners:  # httpx2.alias_httpx(): httpx *is* httpx2
-                continue
-            seam.originals[attribute] = original
-            setattr(owner, attribute, replacement)
-            _patched_owners.add(id(owner))
-            patches.append((owner, attribute, original))
-        _installed[name] = (seam, patches)
+        # httpx2.alias_httpx() makes httpx *be* httpx2: a class is patched once
+        patches = [p for p in seam.patches() if id(p.owner) not in _patched_owners]
+        patch_set = PatchSet(patches)
+        patch_set.install()  # resolves every target first; restores on a half-failed install
+        _patched_owners.update(id(p.owner) for p in patches)
+        _installed[name] = patch_set
 
 
 class _Watcher(importlib.abc.MetaPathFinder):

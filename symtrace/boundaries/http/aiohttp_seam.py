@@ -35,6 +35,7 @@ from symtrace.boundaries.http.exchange import (
     sending,
     sending_library,
 )
+from symtrace.patching import Patch
 from symtrace.session.core import active
 
 LIBRARY = "aiohttp"
@@ -43,18 +44,14 @@ LIBRARY = "aiohttp"
 class AiohttpSeam:
     library = LIBRARY
 
-    def __init__(self) -> None:
-        self.originals: dict[str, Any] = {}
+    def patches(self) -> tuple[Patch, ...]:
+        return (Patch(aiohttp.ClientSession, "_request", self._shell),)
 
-    def hooks(self) -> tuple[tuple[type, str, Callable[..., Any]], ...]:
-        return ((aiohttp.ClientSession, "_request", self._shell()),)
-
-    def _shell(self) -> Callable[..., Any]:
+    def _shell(self, original: Callable[..., Any]) -> Callable[..., Any]:
         seam = self
 
         async def _request(client: aiohttp.ClientSession, method: str, str_or_url: Any,
                            **kwargs: Any) -> aiohttp.ClientResponse:
-            original = seam.originals["_request"]
             session = active()
             if session is None or sending_library() == LIBRARY:
                 return await original(client, method, str_or_url, **kwargs)

@@ -22,6 +22,7 @@ from symtrace.boundaries.http.exchange import (
     is_stream,
     sending,
 )
+from symtrace.patching import Patch
 from symtrace.session.core import active
 
 DROPPED_ON_REBUILD = ("content-encoding", "content-length", "transfer-encoding")
@@ -33,22 +34,20 @@ class HttpxSeam:
     def __init__(self, lib: ModuleType) -> None:
         self.lib = lib
         self.library = lib.__name__
-        self.originals: dict[str, Any] = {}
         self._chunks, self._sync_tee, self._async_tee = _stream_classes(lib)
 
-    # -- the hook table: (owner, attribute, replacement) ------------------------------------
-    def hooks(self) -> tuple[tuple[type, str, Callable[..., Any]], ...]:
+    # -- the patch table ------------------------------------------------------------------
+    def patches(self) -> tuple[Patch, ...]:
         return (
-            (self.lib.HTTPTransport, "handle_request", self._sync_shell()),
-            (self.lib.AsyncHTTPTransport, "handle_async_request", self._async_shell()),
+            Patch(self.lib.HTTPTransport, "handle_request", self._sync_shell),
+            Patch(self.lib.AsyncHTTPTransport, "handle_async_request", self._async_shell),
         )
 
     # -- the two shells: the same steps, with and without await ------------------------------
-    def _sync_shell(self) -> Callable[..., Any]:
+    def _sync_shell(self, original: Callable[..., Any]) -> Callable[..., Any]:
         seam = self
 
         def handle_request(transport: Any, request: Any) -> Any:
-            original = seam.originals["handle_request"]
             session = active()
             if session is None:
                 return original(transport, request)
@@ -72,11 +71,10 @@ class HttpxSeam:
 
         return handle_request
 
-    def _async_shell(self) -> Callable[..., Any]:
+    def _async_shell(self, original: Callable[..., Any]) -> Callable[..., Any]:
         seam = self
 
         async def handle_async_request(transport: Any, request: Any) -> Any:
-            original = seam.originals["handle_async_request"]
             session = active()
             if session is None:
                 return await original(transport, request)

@@ -31,6 +31,7 @@ from symtrace.boundaries.http.exchange import (
     sending,
     sending_library,
 )
+from symtrace.patching import Patch
 from symtrace.session.core import active
 
 LIBRARY = "urllib3"
@@ -40,18 +41,14 @@ DROPPED = ("content-encoding", "content-length", "transfer-encoding")
 class Urllib3Seam:
     library = LIBRARY
 
-    def __init__(self) -> None:
-        self.originals: dict[str, Any] = {}
+    def patches(self) -> tuple[Patch, ...]:
+        return (Patch(HTTPConnectionPool, "urlopen", self._shell),)
 
-    def hooks(self) -> tuple[tuple[type, str, Callable[..., Any]], ...]:
-        return ((HTTPConnectionPool, "urlopen", self._shell()),)
-
-    def _shell(self) -> Callable[..., Any]:
+    def _shell(self, original: Callable[..., Any]) -> Callable[..., Any]:
         seam = self
 
         def urlopen(pool: HTTPConnectionPool, method: str, url: str, body: Any = None,
                     headers: Any = None, *args: Any, **kwargs: Any) -> Any:
-            original = seam.originals["urlopen"]
             session = active()
             if session is None or sending_library() == LIBRARY:  # retries, redirects
                 return original(pool, method, url, body, headers, *args, **kwargs)
