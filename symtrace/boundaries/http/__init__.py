@@ -21,16 +21,15 @@ the egress guard's business (symtrace.boundaries.egress).
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
+import importlib
 import sys
 import threading
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Protocol
 
 from symtrace.boundaries.http.exchange import finish_open_streams, sending_library
-from symtrace.patching import Patch, PatchSet
+from symtrace.patching import Patch, PatchSet, after_import, cancel_after_import
 
 
 class Seam(Protocol):
@@ -85,7 +84,7 @@ def install() -> None:
             if name in sys.modules:
                 _install_seam(name, sys.modules[name])
             else:
-                _watcher.watch(name)
+                after_import(name, _on_import)
 
 
 def uninstall() -> None:
@@ -97,7 +96,8 @@ def uninstall() -> None:
         _users -= 1
         if _users:
             return
-        _watcher.unwatch_all()
+        for name in SEAMS:
+            cancel_after_import(name, _on_import)
         for name in reversed(list(_installed)):
             patch_set = _installed.pop(name)
             patch_set.uninstall()
@@ -115,6 +115,11 @@ def installed_seams() -> tuple[str, ...]:
         return tuple(_installed)
 
 
+def _on_import(module: ModuleType) -> None:
+    cancel_after_import(module.__name__, _on_import)
+    _install_seam(module.__name__, module)
+
+
 def _install_seam(name: str, module: ModuleType) -> None:
     with _lock:
         if _users == 0 or name in _installed:
@@ -127,54 +132,6 @@ def _install_seam(name: str, module: ModuleType) -> None:
         _patched_owners.update(id(p.owner) for p in patches)
         _installed[name] = patch_set
 
-
-class _Watcher(importlib.abc.MetaPathFinder):
-    """Installs a seam right after its library's top-level module has been executed."""
-
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def watch(self, name: str) -> None:
-        self.names.add(name)
-        if self not in sys.meta_path:
-            sys.meta_path.insert(0, self)
-
-    def unwatch_all(self) -> None:
-        self.names.clear()
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname not in self.names:
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                spec.loader = _InstallingLoader(spec.loader, fullname)
-                return spec
-        return None
-
-
-class _InstallingLoader(importlib.abc.Loader):
-    def __init__(self, inner: Any, fullname: str) -> None:
-        self._inner = inner
-        self._fullname = fullname
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
-        return self._inner.create_module(spec)
-
-    def exec_module(self, module: ModuleType) -> None:
-        self._inner.exec_module(module)
-        _watcher.names.discard(self._fullname)
-        _install_seam(self._fullname, module)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
-_watcher = _Watcher()
 
 __all__ = [
     "SEAMS",
