@@ -33,6 +33,7 @@ import orjson
 
 from symtrace.model.canonical import canonical_bytes
 from symtrace.model.events import Edge, EdgeKind, Event, EventType
+from symtrace.model.llm_wire import chat_messages, reply_messages
 
 MIN_TEXT = 4  # shorter texts ("ok", "") are too common to mean a dependency
 
@@ -44,6 +45,7 @@ MEMO_ENTRIES = 4096
 MEMO_MAX_TEXT = 32_768
 _normalised: dict[str, str] = {}
 _text_fingerprints: dict[tuple[str, str], str | None] = {}
+_part_fingerprints: dict[str, list[str]] = {}
 _MISSING = object()
 
 
@@ -89,8 +91,7 @@ def produced(event: Event) -> list[str]:
     texts: list[str] = []  # reply texts whose parts are values too
     if event.type is EventType.AGENT_ACTION:
         body = (event.response or {}).get("body") if isinstance(event.response, dict) else None
-        for choice in (body or {}).get("choices", []) if isinstance(body, dict) else []:
-            message = choice.get("message") or {}
+        for message in reply_messages(body):
             text = _text(message.get("content"))
             out.append(fingerprint("text", text))
             leaves = _json_leaves(message.get("content"))
@@ -128,14 +129,22 @@ _REACT_ACTION = re.compile(
 
 def part_fps(text: str) -> list[str]:
     """Fingerprints of the pieces of *text* a framework may pass on alone: what follows a
-    ReAct `Final Answer:`, and every line and every sentence."""
+    ReAct `Final Answer:`, and every line and every sentence (memoised like fingerprint())."""
+    known = _part_fingerprints.get(text)
+    if known is None:
+        known = _part_fps(text)
+        _remember(_part_fingerprints, text, known)
+    return known
+
+
+def _part_fps(text: str) -> list[str]:
     pieces = [text.split(FINAL_ANSWER, 1)[1]] if FINAL_ANSWER in text else []
     for line in text.splitlines():
         pieces.append(line)
         pieces.extend(_SENTENCE_END.split(line))
     out = []
     for piece in pieces:
-        flat = " ".join(piece.split())
+        flat = normalise(piece)
         if len(flat) >= MIN_PART:
             out.append("part:" + hashlib.sha256(flat.encode()).hexdigest()[:32])
     return out
@@ -167,10 +176,7 @@ def consumed(event_type: EventType, request: Any, meta: dict[str, Any]) -> list[
     """Fingerprints of earlier values a request of this type carries."""
     out: list[str | None] = []
     if event_type is EventType.AGENT_ACTION and isinstance(request, dict):
-        body = request.get("body")
-        for message in (body or {}).get("messages", []) if isinstance(body, dict) else []:
-            if not isinstance(message, dict):
-                continue
+        for message in chat_messages(request):
             out.append(fingerprint("text", _text(message.get("content"))))
             for call in message.get("tool_calls") or []:
                 out.append(_call_fp(call.get("function") or {}))
@@ -190,9 +196,8 @@ def quoted_texts(event: Event) -> list[str]:
     """Longer texts *event* produced that a later prompt may quote inside a larger message."""
     out = []
     if event.type is EventType.AGENT_ACTION and isinstance(event.response, dict):
-        body = event.response.get("body")
-        for choice in (body or {}).get("choices", []) if isinstance(body, dict) else []:
-            content = (choice.get("message") or {}).get("content")
+        for message in reply_messages(event.response.get("body")):
+            content = message.get("content")
             text = _text(content)
             if text:
                 out.append(normalise(text))
@@ -209,14 +214,11 @@ def quoted_texts(event: Event) -> list[str]:
 
 def request_text(request: Any) -> str:
     """All message text of a chat request, whitespace-normalised, for quote detection."""
-    if not isinstance(request, dict) or not isinstance(request.get("body"), dict):
-        return ""
     parts = []
-    for message in request["body"].get("messages") or []:
-        if isinstance(message, dict):
-            part = normalise(_text(message.get("content")) or "")
-            if part:
-                parts.append(part)
+    for message in chat_messages(request):
+        part = normalise(_text(message.get("content")) or "")
+        if part:
+            parts.append(part)
     return " ".join(parts)  # = the whole text normalised at once, from memoised parts
 
 
