@@ -69,7 +69,7 @@ study-local: local-llm
 # printed at the end; a failing program is shrunk and its bundle kept in out/generated/failures.
 generated: setup
 	mkdir -p out/generated && rm -f out/generated/report.jsonl
-	SYMTRACE_GEN_PROGRAMS=$${PROGRAMS:-200} SYMTRACE_GEN_RANDOM=1 \
+	SYMTRACE_GEN_PROGRAMS=$${PROGRAMS:-200} SYMTRACE_GEN_RANDOM=1 SYMTRACE_GEN_REPLAYS=3 \
 	  SYMTRACE_GEN_REPORT=out/generated/report.jsonl SYMTRACE_GEN_KEEP=out/generated/failures \
 	  $(PY) -m pytest -q -p no:cacheprovider --timeout 0 tests/generated -k generated_programs; \
 	  status=$$?; $(PY) tests/generated/summarise.py out/generated/report.jsonl; exit $$status

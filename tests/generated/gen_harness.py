@@ -5,7 +5,7 @@ Sizes come from the environment so CI and the long run share one code path:
 * ``SYMTRACE_GEN_PROGRAMS``: programs per framework (CI default: CI_PROGRAMS_PER_TOPOLOGY per
   topology); the long run
   (``make generated``) sets 200 and they are spread evenly over the framework's topologies.
-* ``SYMTRACE_GEN_REPLAYS``: strict replays per program (default 2).
+* ``SYMTRACE_GEN_REPLAYS``: strict replays per program (default 1; the long run: 3).
 * ``SYMTRACE_GEN_RANDOM=1``: fresh Hypothesis draws each run (the long run); otherwise the
   draws are derandomized so a CI failure names the same program every time. The stub is never
   seeded either way: the answers a program gets differ on every run.
@@ -85,7 +85,7 @@ def report(finding: Finding, program: Program) -> None:
 def check_topology(framework: str, topology: str, run: Callable[[Program], list[str]],
                    adapter: str, stub: Any) -> None:
     keep = ENV["SYMTRACE_GEN_KEEP"]
-    replays = int(ENV["SYMTRACE_GEN_REPLAYS"] or 2)
+    replays = int(ENV["SYMTRACE_GEN_REPLAYS"] or 1)
 
     @_settings(framework)
     @given(program=programs(framework, (topology,)), pick=st.integers(0, 5))
