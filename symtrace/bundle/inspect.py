@@ -13,7 +13,7 @@ from rich.text import Text
 from symtrace.bundle.reader import Bundle
 from symtrace.model.canonical import JSONValue
 from symtrace.model.divergence import Difference, json_differences
-from symtrace.model.events import Event, summarize
+from symtrace.model.events import Event, event_summary, summarize
 from symtrace.model.hashing import short
 
 SHOW_SCHEMA = "symtrace.show/1"
@@ -89,14 +89,12 @@ def _cells(event: Event, *, typed: bool) -> dict[str, str]:
     prefix = f"({event.reason}) " if event.reason else ""
     request = summarize(event.request, SUMMARY_LIMIT) if event.request is not None else ""
     response = summarize(event.response, SUMMARY_LIMIT) if event.response is not None else ""
+    if event.type.value == "final_result":  # the answer, at every width (not the raw record)
+        response = event_summary(event, SUMMARY_LIMIT)
     agent = event.agent or ""
     who = event.lane if not agent or event.lane.startswith(agent) else f"{agent} @ {event.lane}"
     # One summary column at narrow widths: what a tool was asked, what anything else produced.
-    main = request if event.type.value == "tool_call" or not response else response
-    if event.type.value == "final_result" and isinstance(event.response, dict):
-        value = event.response.get("value")
-        main = (summarize(value, SUMMARY_LIMIT) if value is not None
-                else f"exit {event.response.get('exit_code')}")
+    main = event_summary(event, SUMMARY_LIMIT)
     return {
         "id": event.id,
         "type": event.type.value + reason,

@@ -16,7 +16,8 @@ from typing import Any
 
 import orjson
 
-from symtrace.errors import EXIT_USAGE, SymtraceError
+from symtrace.cli.replay_output import print_divergence
+from symtrace.errors import EXIT_USAGE, SymtraceError, UsageError
 
 
 def _command(values: list[str]) -> list[str]:
@@ -73,13 +74,7 @@ def cmd_record(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from symtrace.process.runner import replay_bundle
 
-    guidance = args.guidance
-    if args.guidance_file:
-        guidance = Path(args.guidance_file).read_text()
-    if args.anchor and not guidance:
-        raise SystemExit("symtrace replay: --anchor needs --guidance or --guidance-file")
-    if guidance and not args.anchor:
-        raise SystemExit("symtrace replay: --guidance needs --anchor")
+    guidance = _guidance(args)
     outcome = replay_bundle(
         args.bundle,
         anchor=args.anchor,
@@ -96,10 +91,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if outcome.anchor_note:
         _err(f"symtrace: {outcome.anchor_note}")
     if outcome.diverged:
-        rendered = (outcome.report_json or {}).get("rendered") or (
-            outcome.report.render() if outcome.report else "replay diverged"
-        )
-        _err("symtrace: REPLAY DIVERGED\n" + rendered)
+        print_divergence(outcome)
         return outcome.exit_code
     if outcome.child_bundle is not None:
         lineage = (outcome.report_json or {}).get("lineage") or {}
@@ -116,6 +108,25 @@ def cmd_replay(args: argparse.Namespace) -> int:
             f"{outcome.recorded_exit_code}"
         )
     return outcome.exit_code
+
+
+def _guidance(args: argparse.Namespace) -> str | None:
+    """Δ from --guidance or --guidance-file; both need --anchor and --anchor needs one (a usage
+    error, exit 2, before anything runs)."""
+    guidance = args.guidance
+    if args.guidance_file:
+        try:
+            guidance = Path(args.guidance_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(
+                f"--guidance-file {args.guidance_file}: cannot read it ({exc})"
+            ) from exc
+    if args.anchor and not guidance:
+        raise UsageError("replay --anchor needs --guidance TEXT or --guidance-file FILE: the "
+                         "guidance is what the anchor's request gets before going live")
+    if guidance and not args.anchor:
+        raise UsageError("replay --guidance needs --anchor EVENT_ID: where to add it")
+    return guidance
 
 
 # -- inspect -------------------------------------------------------------------------------------

@@ -89,13 +89,20 @@ def _no_anchor_message(diagnosis: Diagnosis, policy: AnchorPolicy) -> str:
         return f"{diagnosis.source}: no agent LLM call to anchor the {policy.value} control at"
     scored = [n for n in diagnosis.nodes if n.scores is not None]
     if not scored:
-        return f"{diagnosis.source}: no rule triggered on any node: no intervention"
+        return (
+            f"{diagnosis.source}: No symptom found: no rule flagged any of its "
+            f"{len(diagnosis.nodes)} steps, so there is nothing to repair"
+        )
     best = max(scored, key=lambda n: (n.c_f, -n.view.index))
+    why = (
+        "the run has no LLM call to resume at"
+        if best.boundary is None
+        else f"the strongest, at {best.view.id}, scores {best.c_f:.2f}, below the threshold "
+        f"of {diagnosis.config.theta:.2f} (--theta)"
+    )
     return (
-        f"{diagnosis.source}: no eligible anchor: the highest fused score is "
-        f"c_f={best.c_f:.3f} at {best.view.id} (θ={diagnosis.config.theta:.2f}"
-        + ("" if best.boundary else ", and the trace has no LLM call to resume at")
-        + "): no intervention"
+        f"{diagnosis.source}: symptoms found, but none strong enough to repair from: {why}; "
+        "nothing was replayed"
     )
 
 
@@ -130,6 +137,23 @@ def repair(
     )
     if dry_run:
         return RepairResult(plan, None)
+    return run_plan(
+        plan, bundle_path, out=out, placement=placement, command=command,
+        report_json=report_json, quiet=quiet,
+    )
+
+
+def run_plan(
+    plan: RepairPlan,
+    bundle_path: str | os.PathLike[str],
+    *,
+    out: str | None = None,
+    placement: str = "user",
+    command: list[str] | None = None,
+    report_json: str | None = None,
+    quiet: bool = False,
+) -> RepairResult:
+    """Run a planned repair as one selective replay (the CLI prints the plan first)."""
     try:
         from symtrace.process.runner import replay_bundle
     except ImportError as exc:
