@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from symtrace.cli import term
 from symtrace.cli.replay_output import print_divergence
 from symtrace.errors import EXIT_USAGE, SymtraceError, UsageError
 
@@ -175,7 +176,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.json:
         print(orjson.dumps(result.to_json(), option=orjson.OPT_SORT_KEYS).decode())
     else:
-        print(render_diff(result, a, b))
+        print(render_diff(result, a, b, term.width()))
     return 0 if result.identical else 1
 
 

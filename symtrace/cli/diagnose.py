@@ -369,10 +369,12 @@ def _print_outcome(outcome: Any) -> None:
         return
     lineage = (outcome.report_json or {}).get("lineage") or {}
     text = (
-        f"symtrace: repair wrote {outcome.child_bundle}: "
+        f"symtrace: repair wrote a new bundle: "
         f"{len(lineage.get('replayed_events', []))} events replayed, "
         f"{len(lineage.get('live_events', []))} live from {outcome.resolved_anchor} "
-        f"(program exit code {outcome.exit_code})"
+        f"(program exit code {outcome.exit_code}):"
     )
-    sys.stderr.write("\n".join(textwrap.wrap(text, term.width(sys.stderr))) + "\n")
+    lines = textwrap.wrap(text, term.width(sys.stderr))
+    lines.append(f"  {outcome.child_bundle}")  # on its own line: a path is never broken
+    sys.stderr.write("\n".join(lines) + "\n")
     sys.stderr.flush()

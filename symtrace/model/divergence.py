@@ -280,7 +280,7 @@ _RED, _GREEN, _BOLD, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[1m", "\x1b[0m"
 def _wrap(text: str, width: int, indent: str = "  ") -> list[str]:
     return textwrap.wrap(
         text, width, initial_indent=indent, subsequent_indent=indent + "    ",
-        break_on_hyphens=False,
+        break_on_hyphens=False, break_long_words=False,  # a path longer than a line stays whole
     ) or [indent]
 
 

@@ -1,7 +1,8 @@
 """Swimlanes: one row per lane, events left to right in the order they happened.
 
-Bundles record no wall-clock time, so the x axis is the observed order (the event's position,
-numbered from 0 as in the event list and `symtrace show --json`). Server-side SVG,
+Bundles record no wall-clock time, so the x axis is the observed order: step n is the event
+at position n - 1 in O (steps count from 1 here and in the event list; `show --json` has the
+0-based position). Server-side SVG,
 deterministic, readable without scripts. Every event is a `<rect>` with `data-id`, so the
 page's script can select it; nodes with confirmed symptoms are outlined, the node a repair
 starts from is marked and the LLM call a repair resumes at gets a star. Data edges between
@@ -77,13 +78,13 @@ def render_timeline(model: dict[str, Any]) -> str:
     every = tick_every(step)
     out.append(f'<line class="axis" x1="{LABEL_W}" y1="{axis_y}" x2="{width - RIGHT}" '
                f'y2="{axis_y}"/>')
-    for pos in range(0, count, every):
+    for pos in range(every - 1 if every > 1 else 0, count, every):  # steps 1, 5, 10 … or each
         x = LABEL_W + pos * step + step / 2
         out.append(f'<line class="grid" x1="{x}" y1="{TOP}" x2="{x}" y2="{axis_y + 5}"/>')
         out.append(f'<text class="tick" x="{x}" y="{axis_y + 18}" '
-                   f'text-anchor="middle">{pos}</text>')
-    out.append(f'<text class="axis-title" x="{LABEL_W}" y="{axis_y + 38}">order of events '
-               "(0 = first; a bundle records the order, not the time)</text>")
+                   f'text-anchor="middle">{pos + 1}</text>')
+    out.append(f'<text class="axis-title" x="{LABEL_W}" y="{axis_y + 38}">step: the order of '
+               "events (a bundle records the order, not the time)</text>")
     for event in events:
         x2, y2 = place[event["id"]]
         for source, kind in event["parents"]:

@@ -19,7 +19,8 @@ PREFIX = (
     "southern Europe: you look up prices, convert currencies and check opening hours. Be "
     "brief, precise and polite; never invent numbers; say so when a tool fails. "
 )
-OLD, NEW = "Always answer in euros and cite the rate.", "Always answer in dollars and cite the rate."
+OLD = "Always answer in euros and cite the rate."
+NEW = "Always answer in dollars and cite the rate."
 
 
 def request(goal: str) -> dict:

@@ -72,8 +72,8 @@ def test_timeline_has_a_real_axis_and_readable_boxes():
     svg = html[html.index('<svg xmlns="http://www.w3.org/2000/svg" class="timeline"'):]
     svg = svg[: svg.index("</svg>")]
     ticks = re.findall(r'<text class="tick"[^>]*>(\d+)</text>', svg)
-    assert ticks == ["0", "1", "2", "3", "4"]  # each event of a short run
-    assert 'class="axis"' in svg and "order of events" in svg
+    assert ticks == ["1", "2", "3", "4", "5"]  # each step of a short run, counted from 1
+    assert 'class="axis"' in svg and "the order of events" in svg
     heights = {float(h) for h in re.findall(r'<rect class="ev[^"]*"[^>]* height="([\d.]+)"',
                                               svg)}
     assert heights and min(heights) >= 20

@@ -59,7 +59,7 @@
     shown.slice(state.page * PAGE, (state.page + 1) * PAGE).forEach(function (e) {
       var li = el("li", "ev-row t-" + e.type + (e.id === state.selected ? " selected" : ""));
       li.dataset.id = e.id;
-      li.appendChild(el("span", "pos", e.pos));
+      li.appendChild(el("span", "pos", e.pos + 1));
       li.appendChild(el("code", "id", e.id));
       li.appendChild(el("span", "lane-name", e.lane));
       badges(e, li);
@@ -105,7 +105,7 @@
     box.textContent = "";
     box.appendChild(el("h3", "", e.id));
     var facts = el("p", "facts");
-    facts.textContent = (TYPES[e.type] || e.type) + " · step " + e.pos + " · lane " + e.lane +
+    facts.textContent = (TYPES[e.type] || e.type) + " · step " + (e.pos + 1) + " of " + events.length + " · lane " + e.lane +
       (e.agent ? " · agent " + e.agent : "") + (e.reason ? " · reason " + e.reason : "");
     box.appendChild(facts);
     var marks = el("p", "");
