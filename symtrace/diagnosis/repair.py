@@ -22,6 +22,7 @@ from symtrace.diagnosis.judge import Judge
 from symtrace.diagnosis.pipeline import Diagnosis, diagnose, select_anchor
 from symtrace.diagnosis.rules import DEFAULT_RULES, Rule
 from symtrace.diagnosis.scoring import ScoringConfig
+from symtrace.diagnosis.summary import summarize_diagnosis
 from symtrace.diagnosis.templates import Templates
 from symtrace.errors import UnreplayableEvent
 
@@ -87,23 +88,8 @@ def plan_repair(
 def _no_anchor_message(diagnosis: Diagnosis, policy: AnchorPolicy) -> str:
     if policy is not AnchorPolicy.SUSPICIOUS:
         return f"{diagnosis.source}: no agent LLM call to anchor the {policy.value} control at"
-    scored = [n for n in diagnosis.nodes if n.scores is not None]
-    if not scored:
-        return (
-            f"{diagnosis.source}: No symptom found: no rule flagged any of its "
-            f"{len(diagnosis.nodes)} steps, so there is nothing to repair"
-        )
-    best = max(scored, key=lambda n: (n.c_f, -n.view.index))
-    why = (
-        "the run has no LLM call to resume at"
-        if best.boundary is None
-        else f"the strongest, at {best.view.id}, scores {best.c_f:.2f}, below the threshold "
-        f"of {diagnosis.config.theta:.2f} (--theta)"
-    )
-    return (
-        f"{diagnosis.source}: symptoms found, but none strong enough to repair from: {why}; "
-        "nothing was replayed"
-    )
+    # the sentence `symtrace diagnose` prints: no symptom, or why none is strong enough
+    return f"{diagnosis.source}: {summarize_diagnosis(diagnosis).headline} Nothing was replayed."
 
 
 def repair(

@@ -72,7 +72,7 @@ class TestSuspiciousPolicy:
     def test_theta_gates_eligibility(self):
         d = diagnose(gold_c2(), config=ScoringConfig(theta=0.99))
         assert d.anchor is None and not d.ranking()
-        with pytest.raises(NoEligibleAnchor, match="none strong enough to repair from"):
+        with pytest.raises(NoEligibleAnchor, match="not strong enough to repair from"):
             plan_repair(gold_c2(), config=ScoringConfig(theta=0.99))
 
     def test_no_rule_no_intervention(self):
