@@ -1,9 +1,7 @@
 """`symtrace` command line: a thin shell over the Python API.
 
-Exit codes (also in README): the program's own exit code when a record or replay succeeds;
-2 usage; 90 replay diverged (or could not be verified); 91 bad bundle (missing, corrupt,
-truncated, tampered, wrong format version); 92 bad anchor; 93 output not writable or
-already exists; 94 adapter / instrumentation problem; 95 a secret would have been written.
+Exit codes are listed in `EXIT_CODES` (printed by `symtrace --help`) and in the README.
+Output fits the terminal and honours NO_COLOR (symtrace/cli/term.py).
 """
 
 from __future__ import annotations
@@ -197,15 +195,35 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 # -- parser ------------------------------------------------------------------------------------
+# Pre-formatted (RawDescriptionHelpFormatter) in lines that fit 80 columns.
+DESCRIPTION = """\
+Record an LLM multi-agent run, replay it fail-closed, diagnose it and repair it
+from the step where it went wrong. The program to run goes after --:
+
+  symtrace record -o runs/r1 -- python app.py ARGS
+  symtrace replay runs/r1
+  symtrace diagnose runs/r1"""
+EXIT_CODES = """\
+exit codes:
+  the program's   record or replay succeeded: the program's own code
+  2               usage error
+  90              replay diverged, or could not be verified
+  91              bad bundle: missing, corrupt, truncated, tampered, wrong version
+  92              bad anchor, or nothing to repair (repair)
+  93              output exists (use --force) or is not writable
+  94              adapter or instrumentation problem
+  95              a secret would have been written; nothing was
+  96              export: the OTLP collector failed"""
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="symtrace",
-        description="Record an LLM multi-agent run, replay it fail-closed, repair it at an "
-        "anchor. Programs to run go after --: symtrace record -o B -- python app.py",
-        epilog=__doc__.split("\n\n", 1)[1],
+        description=DESCRIPTION,
+        epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = parser.add_subparsers(dest="subcommand", required=True)
+    sub = parser.add_subparsers(
+        dest="subcommand", required=True, metavar="COMMAND", title="commands"
+    )
 
     rec = sub.add_parser(
         "record", help="run a program and record its boundary calls",
@@ -246,20 +264,23 @@ def build_parser() -> argparse.ArgumentParser:
         "replay", help="restart the recorded program and replay it",
         epilog="To run another command than the recorded one: symtrace replay B -- CMD ARGS",
     )
-    rep.add_argument("bundle")
-    rep.add_argument("--anchor", help="event id: replay up to it, then go live with guidance")
-    rep.add_argument("--guidance", help="repair guidance Δ appended at the anchor")
-    rep.add_argument("--guidance-file", help="read Δ from a file")
+    rep.add_argument("bundle", help="the bundle directory to replay")
+    rep.add_argument("--anchor", metavar="EVENT_ID",
+                     help="replay up to this LLM call, add the guidance to it, go live from it")
+    rep.add_argument("--guidance", metavar="TEXT", help="the repair guidance to add at --anchor")
+    rep.add_argument("--guidance-file", metavar="FILE", help="read the guidance from FILE")
     rep.add_argument(
         "--placement",
         default="user",
         choices=("user", "system", "last"),
-        help="where Δ goes in the anchor's messages (default: new user message)",
+        help="where the guidance goes in the anchor's messages (default: a new user message)",
     )
     rep.add_argument("-o", "--out", help="child bundle directory (selective replay; default "
                      "BUNDLE-<anchor id>)")
-    rep.add_argument("--report-json", help="write the replay/divergence report here")
-    rep.add_argument("--adapter", action="append", default=[], metavar="NAME")
+    rep.add_argument("--report-json", metavar="FILE",
+                     help="also write the replay or divergence report as JSON")
+    rep.add_argument("--adapter", action="append", default=[], metavar="NAME",
+                     help="arm exactly these adapters (default: the ones recorded)")
     rep.add_argument("--force", action="store_true", help="overwrite an existing child bundle")
     rep.add_argument("--set-env", action="append", default=[], metavar="NAME=VALUE",
                      help="override a recorded environment variable (repeatable)")
