@@ -22,6 +22,7 @@ REFUSED = (
     DivergenceKind.REQUEST_MISMATCH,
     DivergenceKind.UNEXPECTED_CALL,
     DivergenceKind.ORDER_UNREACHABLE,
+    DivergenceKind.EGRESS_BLOCKED,
 )
 
 

@@ -1,8 +1,9 @@
 """Issue 21, points 6 and 8: what record, replay, repair and show print.
 
 `repair` prints its plan under a header on stderr before the program runs, so the program's
-output on stdout stays the program's; `show` summarises a final result as the answer at every
-width; an adapter left unarmed for a framework the program imported is named, not silent.
+output on stdout stays the program's; a strict replay says how many boundary calls were served
+and how many live requests were made (the transport's counter); `show` summarises a final
+result as the answer at every width; an adapter left unarmed for a framework the program imported is named, not silent.
 """
 
 from __future__ import annotations
@@ -28,6 +29,17 @@ def test_show_summarises_the_final_result_as_the_answer(prompted_bundle, width):
     assert "stdout_tail" not in final and '"exit_code"' not in final
     answer = load_bundle(prompted_bundle).final_result().response["value"]
     assert answer[:12] in final
+
+
+def test_strict_replay_success_line_counts_served_calls_and_live_requests(prompted_bundle):
+    done = run_cli("replay", str(prompted_bundle), "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert not too_wide(done.stderr, 80), done.stderr
+    lines = done.stderr.splitlines()
+    at = next(i for i, ln in enumerate(lines) if "matched every recorded boundary call" in ln)
+    counts = lines[at + 1]
+    assert "served 3 boundary calls from the bundle" in counts  # 2 LLM calls, 1 tool call
+    assert "0 live requests" in counts
 
 
 def test_repair_plan_is_on_stderr_under_a_header_before_the_program(prompted_bundle, tmp_path,
