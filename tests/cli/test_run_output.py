@@ -3,7 +3,8 @@
 `repair` prints its plan under a header on stderr before the program runs, so the program's
 output on stdout stays the program's; a strict replay says how many boundary calls were served
 and how many live requests were made (the transport's counter); `show` summarises a final
-result as the answer at every width; an adapter left unarmed for a framework the program imported is named, not silent.
+result as the answer at every width; an adapter left unarmed for a framework the program
+imported is named, not silent.
 """
 
 from __future__ import annotations
