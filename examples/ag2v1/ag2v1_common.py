@@ -21,6 +21,27 @@ def print_chunk(chunk: Any) -> None:
     print(chunk.content, end="", flush=True)
 
 
+def describe(event: Any) -> str | None:
+    """One transcript line for the events worth showing; None for the rest.
+
+    AG2 gives events, tasks and streams random ids (uuid4): a line that printed them would
+    differ from run to run, so they are left out. So are the TaskStarted/TaskCompleted events
+    of sub-tasks: concurrent sub-tasks enter the shared history in the order they finish,
+    which is timing (the model sees their results joined in task order)."""
+    kind = type(event).__name__
+    if kind == "ModelResponse":
+        message = getattr(event, "message", None)
+        tool_calls = getattr(event, "tool_calls", None)
+        calls = [f"{c.name}({c.arguments})" for c in getattr(tool_calls, "calls", None) or ()]
+        text = getattr(message, "content", None) or ", ".join(calls)
+        return f"{kind}: {text}"
+    if kind in ("ToolResultEvent", "ToolErrorEvent"):
+        parts = event.result.parts
+        text = " ".join(getattr(part, "content", "") for part in parts)
+        return f"{kind} {event.name}: {text.splitlines()[-1] if text else ''}"
+    return None
+
+
 def print_outcome(final: str, lines: list[str]) -> None:
     print()
     print("TRANSCRIPT:")

@@ -17,7 +17,7 @@ import sys
 
 from ag2 import Agent, MemoryStream, tool
 from ag2.events import ModelMessageChunk
-from ag2v1_common import config, print_chunk, print_outcome
+from ag2v1_common import config, describe, print_chunk, print_outcome
 
 QUESTION = "Is it warmer in Lisbon or in Porto today?"
 WRITER_PROMPT = "You are the writer. Ask the researcher for the facts, then answer in one sentence."
@@ -50,7 +50,8 @@ async def main() -> int:
     stream = MemoryStream()
     stream.where(ModelMessageChunk).subscribe(print_chunk)
     reply = await writer.ask(QUESTION, stream=stream)
-    lines = [f"{type(event).__name__}: {event}" for event in await reply.history.get_events()]
+    events = await reply.history.get_events()
+    lines = [line for line in map(describe, events) if line is not None]
     print_outcome(reply.body or "", lines)
     return 0
 

@@ -12,7 +12,7 @@ import asyncio
 import sys
 
 from ag2 import Agent, TaskConfig, tool
-from ag2v1_common import config, print_outcome
+from ag2v1_common import config, describe, print_outcome
 
 QUESTION = "Compare today's weather in Lisbon and Faro."
 PLANNER_PROMPT = "You are the planner. Split the question into sub-tasks, then answer briefly."
@@ -36,9 +36,8 @@ async def main() -> int:
         tasks=TaskConfig(prompt=TASK_PROMPT),
     )
     reply = await planner.ask(QUESTION)
-    lines = [f"{type(event).__name__}: {getattr(event, 'result', '')}"
-             for event in await reply.history.get_events()
-             if type(event).__name__ in ("TaskCompleted", "ToolResultEvent")]
+    events = await reply.history.get_events()
+    lines = [line for line in map(describe, events) if line is not None]
     print_outcome(reply.body or "", lines)
     return 0
 

@@ -137,13 +137,10 @@ class _ImportWatcher(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         if fullname not in self._watchers:
             return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                spec.loader = _NotifyingLoader(spec.loader, fullname)
-                return spec
+        spec = unsupported_frameworks.find_elsewhere(self, fullname, path, target)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _NotifyingLoader(spec.loader, fullname)
+            return spec
         return None
 
 

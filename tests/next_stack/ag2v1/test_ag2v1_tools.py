@@ -25,7 +25,7 @@ def test_each_agent_and_each_concurrent_tool_call_has_its_lane(
     assert [(e.agent, e.lane) for e in events if e.is_llm] == [
         ("writer", "writer"), ("researcher", "researcher"), ("researcher", "researcher"),
         ("writer", "writer")]
-    tools = [(e.agent, e.lane, e.request["name"]) for e in events
+    tools = [(e.agent, e.lane, e.request["tool"]) for e in events
              if e.type.value == "tool_call"]
     # the delegation to the researcher is not a boundary: its agent's calls are recorded
     assert sorted(tools) == [("researcher", "researcher/tool#0", "lookup_weather"),
@@ -81,7 +81,7 @@ def test_a_live_rerun_against_a_stochastic_endpoint_differs(
     stub = endpoint(stochastic=True)
     first = runner.record(tmp_path / "one", "hub_consulting", seed=None)
     second = runner.record(tmp_path / "two", "hub_consulting", seed=None)
-    assert stub.served == 2
+    assert stub.served >= 2
     assert first.stdout != second.stdout
     assert runner.replay(tmp_path / "one", "hub_consulting").stdout == first.stdout
 
