@@ -77,7 +77,7 @@ def extras() -> dict[str, list[str]]:
 
 
 @cache
-def test_functions(path: str) -> frozenset[str]:
+def functions_defined(path: str) -> frozenset[str]:
     tree = ast.parse((ROOT / path).read_text())
     return frozenset(node.name for node in ast.walk(tree)
                      if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef))
@@ -114,7 +114,7 @@ def test_every_claim_names_tests_that_exist_in_its_environment(row: dict[str, An
     for node in row["tests"]:
         path, _, name = node.partition("::")
         assert (ROOT / path).is_file(), node
-        assert name in test_functions(path), node
+        assert name in functions_defined(path), node
         assert path.startswith("tests/next_stack/") == (row["environment"] == "next"), node
 
 
