@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import SCENARIOS, Runner
 
 import symtrace
 from symtrace import Event, load_bundle
+from tests.next_stack.ag2v1._support import SCENARIOS, Runner
 
 REPLAYS = 20
 GUIDANCE = "Be specific about the numbers."

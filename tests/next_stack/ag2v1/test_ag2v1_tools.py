@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import Runner
 
 import symtrace
 from symtrace import load_bundle
+from tests.next_stack.ag2v1._support import Runner
 
 
 def _events(path: Path) -> list:
