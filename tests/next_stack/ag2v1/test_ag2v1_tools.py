@@ -106,3 +106,20 @@ def test_a_streamed_reply_is_printed_chunk_by_chunk_on_replay_too(
     replayed = runner.replay(tmp_path / "b", scenario)
     assert replayed.stdout.splitlines()[0] == recorded.stdout.splitlines()[0]
     assert "no comparison is possible" in replayed.stdout.splitlines()[0]
+
+
+def test_diagnosis_reads_the_bundle_like_the_others(
+        runner: Runner, endpoint, tmp_path: Path) -> None:
+    """The tool error is the symptom (C3), traced back to the researcher's call that asked for
+    Porto: an anchor a selective replay can start from."""
+    from symtrace.diagnosis import diagnose
+
+    endpoint("delegation")
+    runner.record(tmp_path / "b", "delegation")
+    diagnosis = diagnose(load_bundle(tmp_path / "b"))
+    assert diagnosis.replayable
+    anchor = diagnosis.anchor
+    assert anchor is not None
+    node = diagnosis.node(anchor.anchor)
+    assert (node.view.agent, node.view.lane) == ("researcher", "researcher")
+    assert any("StationClosed" in evidence.quote for evidence in anchor.evidence)
