@@ -41,8 +41,10 @@ from symtrace_ag2v1._attribution import agent_name, lane_of
 from symtrace_ag2v1._codec import tool_codec
 
 AGENT_KEY = "__ag2_agent__"  # ag2.utils.AGENT_CONTEXT_DEPENDENCY_KEY
-SUBTASK_TOOLS = ("_build_subtask_toolkit.<locals>.run_subtask",
-                 "_build_subtask_toolkit.<locals>.run_subtasks")
+# Where AG2 defines the tools that run agents or its own in-process state rather than the
+# outside world: sub-task and knowledge tools (ag2.agent), `as_tool` delegation
+# (ag2.tools.subagents), the Network plugin's delegate/peers/channels/tasks/context tools.
+DELEGATING_MODULES = ("ag2.agent", "ag2.tools.subagents", "ag2.network")
 
 # call id -> position in the message, for the batch execute_tools is running
 _batch: ContextVar[dict[str, int] | None] = ContextVar("symtrace_ag2v1_batch", default=None)
@@ -89,12 +91,12 @@ def execute_call(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def is_delegation(tool: Any) -> bool:
-    """Tools whose body runs other agents (recorded on their own lanes, not as one value)."""
-    if type(tool).__name__ == "SubagentTool":
-        return True
+    """Tools whose body runs other agents (recorded on their own lanes, not as one value)
+    or AG2's own in-process state: they run on replay too."""
     call = getattr(getattr(tool, "model", None), "call", None)
-    return (getattr(call, "__module__", None) == "ag2.agent"
-            and getattr(call, "__qualname__", "") in SUBTASK_TOOLS)
+    module = str(getattr(call, "__module__", None) or "")
+    return any(module == package or module.startswith(f"{package}.")
+               for package in DELEGATING_MODULES)
 
 
 def function_tool_call(original: Callable[..., Any]) -> Callable[..., Any]:

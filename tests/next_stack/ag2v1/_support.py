@@ -19,7 +19,7 @@ import symtrace
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO / "examples" / "ag2v1"
-SCENARIOS = ("delegation", "subtasks", "hub_consulting")
+SCENARIOS = ("delegation", "subtasks", "hub_consulting", "hub_delegate")
 TOOL_HELPERS = {"delegation": "_reading", "subtasks": "_reading"}  # what the tool bodies call
 
 

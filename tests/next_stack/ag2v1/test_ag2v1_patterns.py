@@ -5,8 +5,9 @@ selective replay from an anchor and a strict replay of the child bundle.
 
 Patterns: delegation (a streaming writer asks a researcher through `as_tool`; the researcher's
 two concurrent tool calls, one raising), sub-tasks (`run_subtasks` fanning out two
-short-lived agents at once), and a Network hub consulting channel (the reviewer's turn started
-by the hub, not by the program).
+short-lived agents at once), a Network hub consulting channel (the reviewer's turn started
+by the hub, not by the program), and an agent asking another one over the hub itself (the
+Network plugin's `delegate` tool, which runs on replay: it is AG2's plumbing, not a boundary).
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ PATTERNS = {
                         first("planner/subtask@2")),
     "hub_consulting": Pattern("REVIEWER_PROMPT", "You critique lesson plans harshly.",
                               firsts("reviewer"), first("reviewer")),
+    "hub_delegate": Pattern("REVIEWER_PROMPT", "You review lesson plans harshly.",
+                            firsts("reviewer"), first("reviewer")),
 }
 assert set(PATTERNS) == set(SCENARIOS)
 

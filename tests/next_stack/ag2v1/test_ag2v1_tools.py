@@ -123,3 +123,14 @@ def test_diagnosis_reads_the_bundle_like_the_others(
     node = diagnosis.node(anchor.anchor)
     assert (node.view.agent, node.view.lane) == ("researcher", "researcher")
     assert any("StationClosed" in evidence.quote for evidence in anchor.evidence)
+
+
+def test_the_hubs_delegate_tool_is_not_a_boundary_the_consulted_agent_is_recorded(
+        runner: Runner, endpoint, tmp_path: Path) -> None:
+    endpoint("hub_delegate")
+    recorded = runner.record(tmp_path / "b", "hub_delegate")
+    events = _events(tmp_path / "b")
+    assert [(e.agent, e.lane) for e in events if e.is_llm] == [
+        ("planner", "planner"), ("reviewer", "reviewer"), ("planner", "planner")]
+    assert not [e for e in events if e.type.value == "tool_call"]
+    assert recorded.final == "Opener (reviewed): what would you take on a trip to Mars?"
