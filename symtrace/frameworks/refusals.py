@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from symtrace.errors import AdapterError
+from symtrace.patching import find_elsewhere
 
 # module name -> (distribution, first unsupported major version, why, what to do instead)
 UNSUPPORTED: dict[str, tuple[str, int, str, str]] = {
@@ -87,32 +88,6 @@ def arm() -> None:
             _finder = _RefusingFinder()
         if _finder not in sys.meta_path:
             sys.meta_path.insert(0, _finder)
-
-
-_searching = threading.local()
-
-
-def find_elsewhere(me: Any, fullname: str, path: Any, target: Any = None) -> Any:
-    """The spec the other finders on sys.meta_path give for *fullname*.
-
-    For finders that watch a module by asking the others (the refusal here, the adapter
-    registry's import watcher). Two of them watching one module would ask each other forever,
-    so a finder already searching *fullname* in this thread answers None when asked again."""
-    active_searches: set[tuple[int, str]] = _searching.__dict__.setdefault("keys", set())
-    key = (id(me), fullname)
-    if key in active_searches:
-        return None
-    active_searches.add(key)
-    try:
-        for finder in sys.meta_path:
-            if finder is me or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None:
-                return spec
-        return None
-    finally:
-        active_searches.discard(key)
 
 
 class _RefusingFinder(importlib.abc.MetaPathFinder):
