@@ -261,14 +261,16 @@ class Replayer(Session):
     # -- divergences -----------------------------------------------------------------------
     def _raise_first(self) -> None:
         if self._first is not None:
-            raise self._first
+            # a fresh traceback each time: re-raising the same object would append every
+            # retry's frames to one traceback (an SDK retrying a refused call three times)
+            raise self._first.with_traceback(None)
 
     def _fail(self, error: ReplayDivergence) -> NoReturn:
         """Keep the first divergence, wake every held call (they fail with it), raise it."""
         if self._first is None:
             self._first = error
         self.order.progress()
-        raise self._first
+        raise self._first.with_traceback(None)
 
     def _diverge(
         self, kind: DivergenceKind, expected: Event, call: BoundaryCall, hint: str
