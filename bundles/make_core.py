@@ -16,7 +16,7 @@ from pathlib import Path
 
 import orjson
 
-from symtrace.runner import record_command
+from symtrace.process.runner import record_command
 from symtrace.stub import StubLLM
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,9 +13,8 @@ from symtrace.api import (
     replay,
     resolve_anchor,
 )
+from symtrace.boundaries.tools import acall_tool, call_tool, tool
 from symtrace.bundle import Bundle, load_bundle
-from symtrace.context import agent, lane, reason
-from symtrace.divergence import DivergenceKind, DivergenceReport
 from symtrace.errors import (
     AdapterError,
     AdapterNotFound,
@@ -37,8 +36,9 @@ from symtrace.errors import (
     UnsupportedBundleVersion,
     UnsupportedConstruct,
 )
-from symtrace.events import Edge, EdgeKind, Event, EventType
-from symtrace.tools import acall_tool, call_tool, tool
+from symtrace.model.divergence import DivergenceKind, DivergenceReport
+from symtrace.model.events import Edge, EdgeKind, Event, EventType
+from symtrace.session.context import agent, lane, reason
 
 __all__ = [
     "AdapterError",

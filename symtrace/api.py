@@ -18,102 +18,34 @@ from __future__ import annotations
 
 import os
 import random
-import secrets as _secrets
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from symtrace import adapters as adapter_registry
-from symtrace import guard, http_boundary
-from symtrace.bundle.format import KIND_RECORDING, KIND_SELECTIVE
-from symtrace.bundle.reader import Bundle, load_bundle
+from symtrace.boundaries import guard
+from symtrace.boundaries import http as http_boundary
+from symtrace.bundle.format import KIND_RECORDING
+from symtrace.bundle.manifest import child_manifest, new_manifest, new_seed
+from symtrace.bundle.reader import load_bundle
 from symtrace.bundle.writer import BundleWriter
-from symtrace.canonical import RULE_IDS, JSONValue, to_json_value
-from symtrace.errors import AnchorError, NoDependentLLMRequest, ReplayDivergence, UnreplayableEvent
-from symtrace.events import EventType
-from symtrace.graph import first_dependent_llm
-from symtrace.guidance import DEFAULT_PLACEMENT, validate_placement
-from symtrace.outcome import complete_bundle
-from symtrace.redact import Redactor
-from symtrace.replayer import Replayer
-from symtrace.runtime_info import runtime_config, version_warnings
-from symtrace.session import Recorder, Session, activate, active, deactivate
+from symtrace.errors import ReplayDivergence
+from symtrace.frameworks import registry as adapter_registry
+from symtrace.model.canonical import JSONValue, to_json_value
+from symtrace.model.events import EventType
+from symtrace.model.intervention import DEFAULT_PLACEMENT, validate_placement
+from symtrace.model.redaction import Redactor
+from symtrace.model.runtime_info import version_warnings
+from symtrace.record.outcome import complete_bundle
+from symtrace.record.recorder import Recorder
+from symtrace.replay.anchors import ResolvedAnchor, resolve_anchor
+from symtrace.replay.replayer import Replayer
+from symtrace.session.core import Session, activate, deactivate, final_result
 
 
 class SymtraceWarning(UserWarning):
     """Something differs from the recording that may explain a divergence."""
-
-
-@dataclass(frozen=True, slots=True)
-class ResolvedAnchor:
-    requested: str
-    event_id: str
-    note: str | None
-
-
-def resolve_anchor(bundle: Bundle, requested: str) -> ResolvedAnchor:
-    """Check an anchor before anything runs; move a non-LLM anchor to its first LLM dependent."""
-    if bundle.manifest.get("replayable") is False:
-        raise UnreplayableEvent(f"{bundle.path} is an analysis-only trace; it cannot be replayed")
-    event = bundle.event(requested)
-    if event.meta.get("within"):
-        raise AnchorError(
-            f"anchor {requested} was made inside the body of tool call {event.meta['within']}, "
-            "which replay does not re-enter; anchor on the LLM decision that called the tool"
-        )
-    if event.is_llm:
-        return ResolvedAnchor(requested, event.id, None)
-    target = first_dependent_llm(bundle.events, event.id)
-    if target is None:
-        raise NoDependentLLMRequest(
-            f"anchor {requested} is a {event.type.value}, and no LLM request depends on it; "
-            "guidance can only be placed in an LLM request"
-        )
-    return ResolvedAnchor(
-        requested,
-        target.id,
-        f"anchor {requested} is a {event.type.value}, not an LLM request: moved to "
-        f"{target.id}, the first LLM request that depends on it",
-    )
-
-
-def new_manifest(
-    *,
-    kind: str,
-    task: JSONValue,
-    state: JSONValue,
-    config: JSONValue,
-    seed: int,
-    hash_seed: str | None,
-    adapters: Sequence[str],
-    command: dict[str, Any] | None = None,
-    lineage: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    return {
-        "kind": kind,
-        "task": to_json_value(task),
-        "initial_state": {
-            "random_seed": seed,
-            "hash_seed": hash_seed,
-            "user": to_json_value(state),
-        },
-        "config": {
-            **runtime_config(),
-            "adapters": sorted(adapters),
-            "normalisation": list(RULE_IDS),
-            "command": command,
-            "user": to_json_value(config),
-        },
-        "lineage": lineage,
-        "replayable": True,
-    }
-
-
-def new_seed() -> int:
-    return _secrets.randbits(32)
 
 
 class Handle:
@@ -126,13 +58,6 @@ class Handle:
     def final_result(self, value: Any) -> None:
         """Declare the run's final output (becomes the final_result node's value)."""
         self.session.declare_final(to_json_value(value))
-
-
-def final_result(value: Any) -> None:
-    """Declare the final output of the run under the active session (no-op without one)."""
-    session = active()
-    if session is not None:
-        session.declare_final(to_json_value(value))
 
 
 @contextmanager
@@ -293,21 +218,6 @@ def _note_adapters_used(writer: BundleWriter, armed: Sequence[Any],
         writer.manifest["config"]["adapters"] = sorted(
             a.name for a in armed if a.adapter.installed
         )
-
-
-def child_manifest(bundle: Bundle, adapters: Sequence[str]) -> dict[str, Any]:
-    """A child bundle inherits T, s0 and c from its parent."""
-    manifest = new_manifest(
-        kind=KIND_SELECTIVE,
-        task=bundle.task,
-        state=bundle.initial_state.get("user"),
-        config=bundle.config.get("user"),
-        seed=bundle.initial_state.get("random_seed", 0),
-        hash_seed=bundle.initial_state.get("hash_seed"),
-        adapters=adapters,
-        command=bundle.config.get("command"),
-    )
-    return manifest
 
 
 def _close_or_abort(

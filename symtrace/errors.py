@@ -38,7 +38,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from symtrace.divergence import DivergenceReport
+    from symtrace.model.divergence import DivergenceReport
 
 # Exit codes of the `symtrace` CLI. A replayed program's own exit code is passed through
 # unchanged; these are chosen high so they are unlikely to collide with a program's own.

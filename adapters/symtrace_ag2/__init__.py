@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from symtrace.adapter import Hook, PatchingAdapter
+from symtrace.frameworks.contract import Hook, PatchingAdapter
 from symtrace_ag2 import _attribution, _cache, _chat, _human_input, _nondeterminism, _tools
 from symtrace_ag2._chat import UnsupportedConstruct
 

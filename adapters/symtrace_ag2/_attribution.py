@@ -15,7 +15,7 @@ Framework-internal calls get a reason:
 * `summary`: `summary_method="reflection_with_llm"` asks the model for a chat summary.
 
 Regular agent calls run on the agent's own lane: its name, or `f"{name}@2"` for the second
-agent object with that name (`symtrace.lane_identity.instance_lane`, registered when AG2
+agent object with that name (`symtrace.session.core.instance_lane`, registered when AG2
 constructs the agent, so in program order). Chats that `a_initiate_chats`
 runs at the same time are separate actors even when they share an agent (the user proxy that
 starts them all, runs their tools and asks for their summaries): inside such a chat, calls
@@ -33,8 +33,7 @@ from contextvars import ContextVar
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from symtrace import context
-from symtrace.lane_identity import instance_lane
+from symtrace.frameworks.contract import context, instance_lane
 from symtrace_ag2._cache import CacheLens, inside_create
 
 SPEAKER_SELECTION = "speaker_selection"

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from symtrace.tools import call_tool
+from symtrace.frameworks.contract import call_tool
 from symtrace_ag2._codec import CACHED_REPLY
 
 CACHE_GET = "ag2.cache.get"

@@ -18,9 +18,8 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
-from symtrace.api import final_result
 from symtrace.errors import UnsupportedConstruct
-from symtrace.session import active
+from symtrace.frameworks.contract import active, final_result
 from symtrace_ag2._attribution import agent_name, concurrent_chat
 
 _depth: ContextVar[int] = ContextVar("symtrace_ag2_chat_depth", default=0)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from symtrace.canonical import JSONValue, to_json_value
 from symtrace.errors import CanonicalizationError, UnreplayableEvent
-from symtrace.qualname import qualified, resolve
-from symtrace.tools import Codec
+from symtrace.frameworks.contract import Codec
+from symtrace.model.canonical import JSONValue, to_json_value
+from symtrace.model.qualname import qualified, resolve
 
 
 def encode_cached(value: Any) -> JSONValue:

@@ -16,8 +16,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from symtrace import context
-from symtrace.tools import acall_tool, call_tool
+from symtrace.frameworks.contract import acall_tool, call_tool, context
 from symtrace_ag2._attribution import agent_name, lane_of
 
 HUMAN_INPUT = "ag2.human_input"

@@ -23,8 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from symtrace.errors import UnreplayableEvent
-from symtrace.session import active
-from symtrace.tools import call_tool
+from symtrace.frameworks.contract import active, call_tool
 from symtrace_ag2._attribution import agent_name
 
 RANDOM_SPEAKER = "ag2.random_select_speaker"

@@ -32,9 +32,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from symtrace import context
 from symtrace.errors import SymtraceError
-from symtrace.tools import ReplayedToolError, acall_tool, call_tool
+from symtrace.frameworks.contract import ReplayedToolError, acall_tool, call_tool, context
 from symtrace_ag2._attribution import agent_name, lane_of
 
 

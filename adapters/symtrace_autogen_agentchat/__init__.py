@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from importlib import metadata
 
-from symtrace.adapter import Hook, PatchingAdapter
 from symtrace.errors import AdapterUnavailable
+from symtrace.frameworks.contract import Hook, PatchingAdapter
 from symtrace_autogen_agentchat._tokens import (
     TiktokenCacheError,
     encoding_cached,

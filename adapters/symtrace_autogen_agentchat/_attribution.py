@@ -13,7 +13,7 @@ leak into its consumer between steps (and could not be reset from another contex
 `attributed_stream` sets attribution around each step only. Tasks the agent starts inside a
 step (its parallel tool calls) copy the context, attribution included.
 
-Lanes are per *instance* (`symtrace.lane_identity.instance_lane`): the first agent named
+Lanes are per *instance* (`symtrace.session.core.instance_lane`): the first agent named
 "writer" runs on lane `writer`, a second instance with that name (another team's writer, a
 team rebuilt to load a saved state) on `writer@2`; instances are registered when they are
 created, so the numbering follows the program, not timing. Managers likewise.
@@ -31,8 +31,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
-from symtrace import context
-from symtrace.lane_identity import instance_lane
+from symtrace.frameworks.contract import context, instance_lane
 
 _TOOL_ORDER: ContextVar[tuple[str, ...]] = ContextVar("symtrace_agentchat_tool_order", default=())
 # The tool lane of the AgentTool/TeamTool call running: the agents it runs get lanes under it.

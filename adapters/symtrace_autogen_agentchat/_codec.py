@@ -20,10 +20,10 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from symtrace.canonical import JSONValue, to_json_value
 from symtrace.errors import CanonicalizationError, UnreplayableEvent
-from symtrace.qualname import qualified, resolve
-from symtrace.tools import Codec
+from symtrace.frameworks.contract import Codec
+from symtrace.model.canonical import JSONValue, to_json_value
+from symtrace.model.qualname import qualified, resolve
 
 
 class ReplayedText(str):

@@ -17,9 +17,7 @@ from autogen_agentchat.base import TaskResult
 from autogen_agentchat.messages import BaseChatMessage, StopMessage, ToolCallRequestEvent
 from autogen_agentchat.tools._task_runner_tool import TaskRunnerTool
 
-from symtrace.adapter import Hook
-from symtrace.api import final_result
-from symtrace.tools import call_tool
+from symtrace.frameworks.contract import Hook, call_tool, final_result
 from symtrace_autogen_agentchat import _attribution as attribution
 from symtrace_autogen_agentchat import _tokens as tokens
 from symtrace_autogen_agentchat import _tools as tools

@@ -18,8 +18,7 @@ import functools
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from symtrace import context
-from symtrace.tools import JSON_CODEC, acall_tool
+from symtrace.frameworks.contract import JSON_CODEC, acall_tool, context
 from symtrace_autogen_agentchat._attribution import runner_lane, runner_stream, tool_lane
 from symtrace_autogen_agentchat._codec import VALUE_CODEC, stream_codec, tool_codec
 

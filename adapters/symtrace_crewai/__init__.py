@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from symtrace.adapter import Hook, PatchingAdapter
+from symtrace.frameworks.contract import Hook, PatchingAdapter
 from symtrace_crewai import _hooks as h
 from symtrace_crewai._refusals import UnsupportedConstruct
 

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from symtrace import context
+from symtrace.frameworks.contract import context
 
 _delegated: ContextVar[bool] = ContextVar("symtrace_crewai_delegated", default=False)
 _native_call_id: ContextVar[str | None] = ContextVar("symtrace_crewai_call_id", default=None)

@@ -18,10 +18,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from symtrace.canonical import JSONValue
 from symtrace.errors import UnreplayableEvent
-from symtrace.qualname import qualified, resolve
-from symtrace.tools import Codec
+from symtrace.frameworks.contract import Codec
+from symtrace.model.canonical import JSONValue
+from symtrace.model.qualname import qualified, resolve
 
 TAG = "$crewai"
 

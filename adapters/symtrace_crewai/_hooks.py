@@ -15,11 +15,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
-from symtrace import context
-from symtrace.api import final_result
 from symtrace.errors import AdapterError
-from symtrace.session import active
-from symtrace.tools import call_tool
+from symtrace.frameworks.contract import active, call_tool, context, final_result
 from symtrace_crewai import _refusals, _tools
 from symtrace_crewai._attribution import (
     MANAGER,

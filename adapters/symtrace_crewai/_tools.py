@@ -3,7 +3,7 @@
 CrewAI reaches a tool body two ways: the native function-calling path calls `tool.run(**args)`
 (`BaseTool.run`, overridden by `Tool.run` for `@tool` functions), the text (ReAct) path calls
 `CrewStructuredTool.invoke(input)`, whose `func` is the tool's `_run`. Both, and their async
-twins, become `symtrace.tools.call_tool` boundaries named as the LLM sees the tool
+twins, become `symtrace.boundaries.tools.call_tool` boundaries named as the LLM sees the tool
 (`sanitize_tool_name`). On replay the body is skipped and the recorded value (or exception) is
 returned; the bookkeeping the skipped method would have done (argument validation, the usage
 count behind `max_usage_count`) is mirrored so CrewAI's later decisions stay the same.
@@ -19,10 +19,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from symtrace.canonical import JSONValue, canonical_tool_call, to_json_value
 from symtrace.errors import CanonicalizationError
-from symtrace.session import TOOL, BoundaryCall, active
-from symtrace.tools import acall_tool, call_tool, error_outcome
+from symtrace.frameworks.contract import (
+    TOOL,
+    BoundaryCall,
+    acall_tool,
+    active,
+    call_tool,
+    error_outcome,
+)
+from symtrace.model.canonical import JSONValue, canonical_tool_call, to_json_value
 from symtrace_crewai._attribution import delegation, inside_tool, is_inside_tool, native_call_id
 from symtrace_crewai._codec import CODEC
 

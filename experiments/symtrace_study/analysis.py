@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from symtrace.stats import holm, mcnemar_exact, paired_bootstrap_difference, rep_k, wilson
 from symtrace_study.config import NODE_ARMS, TASK_ARMS
+from symtrace_study.stats import holm, mcnemar_exact, paired_bootstrap_difference, rep_k, wilson
 
 ALL = "all"
 # RQ2 compares the feedback baselines with the unguided rerun; RQ3 the reference with the rest.

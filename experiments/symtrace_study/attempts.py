@@ -26,7 +26,7 @@ import symtrace
 from symtrace.diagnosis import build_task_prompt, parse_task
 from symtrace.diagnosis.errors import NoEligibleAnchor
 from symtrace.diagnosis.repair import plan_repair
-from symtrace.runner import record_command, replay_bundle
+from symtrace.process.runner import record_command, replay_bundle
 from symtrace_study.config import TASK_PROMPTS, StudyConfig
 from symtrace_study.endpoints import Endpoint
 from symtrace_study.jobs import Job

@@ -21,7 +21,7 @@ from symtrace_suite.mas.common import ANSWER_INSTRUCTION, Run, main
 from symtrace_suite.mas.tools import TOOLS
 
 import symtrace
-from symtrace.canonical import to_json_value
+from symtrace.model.canonical import to_json_value
 
 MAX_TURNS = 12
 _JSON_TYPES = {str: "string", float: "number", int: "integer", bool: "boolean"}

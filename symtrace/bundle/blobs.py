@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from symtrace.canonical import JSONValue, canonical_bytes
-from symtrace.hashing import digest_bytes
+from symtrace.model.canonical import JSONValue, canonical_bytes
+from symtrace.model.hashing import digest_bytes
 
 BLOB_MIN_BYTES = 128
 CHAIN_MIN_ITEMS = 3

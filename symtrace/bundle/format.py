@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from symtrace.errors import BundleFormatError, UnsupportedBundleVersion
+from symtrace.model.events import Event
+from symtrace.model.hashing import digest
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -31,3 +33,9 @@ def check_manifest(data: Any, where: str) -> dict[str, Any]:
     if data["kind"] not in (KIND_RECORDING, KIND_SELECTIVE):
         raise BundleFormatError(f"{where}: unknown bundle kind {data['kind']!r}")
     return data
+
+
+def events_digest(events: list[Event]) -> str:
+    """One digest over the whole trajectory: content hashes and parents, in observed order."""
+    ordered = sorted(events, key=lambda e: e.position)
+    return digest([[e.id, e.content_hash, list(e.parent_ids)] for e in ordered])

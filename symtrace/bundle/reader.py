@@ -16,17 +16,16 @@ from typing import Any
 import orjson
 
 from symtrace.bundle import blobs
-from symtrace.bundle.format import BLOBS, EVENTS, MANIFEST, STDOUT, check_manifest
-from symtrace.bundle.writer import events_digest
-from symtrace.canonical import JSONValue
+from symtrace.bundle.format import BLOBS, EVENTS, MANIFEST, STDOUT, check_manifest, events_digest
 from symtrace.errors import (
     BundleFormatError,
     BundleIntegrityError,
     BundleNotFound,
     UnknownEvent,
 )
-from symtrace.events import Event, EventType
-from symtrace.hashing import digest_bytes
+from symtrace.model.canonical import JSONValue
+from symtrace.model.events import Event, EventType
+from symtrace.model.hashing import digest_bytes
 
 
 @dataclass(frozen=True)

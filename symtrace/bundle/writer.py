@@ -20,19 +20,15 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from symtrace.bundle import blobs
-from symtrace.bundle.format import BLOBS, EVENTS, FORMAT_VERSION, MANIFEST, STDOUT
-from symtrace.canonical import canonical_bytes, pretty_bytes
+from symtrace.bundle.format import BLOBS, EVENTS, FORMAT_VERSION, MANIFEST, STDOUT, events_digest
+from symtrace.bundle.reader import read_partial
 from symtrace.errors import BundleExistsError, BundleWriteError
-from symtrace.events import Event
-from symtrace.hashing import digest
-from symtrace.redact import Redactor
-
-
-def events_digest(events: list[Event]) -> str:
-    """One digest over the whole trajectory: content hashes and parents, in observed order."""
-    ordered = sorted(events, key=lambda e: e.position)
-    return digest([[e.id, e.content_hash, list(e.parent_ids)] for e in ordered])
+from symtrace.model.canonical import canonical_bytes, pretty_bytes
+from symtrace.model.events import Event
+from symtrace.model.redaction import Redactor
 
 
 def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
@@ -81,10 +77,6 @@ class BundleWriter:
         A partial last line left by a killed writer is cut off first, so appends start on a
         line boundary; the events already on disk are loaded so counts and digests cover them.
         """
-        import orjson
-
-        from symtrace.bundle.reader import read_partial
-
         root = Path(path)
         try:
             manifest = orjson.loads((root / MANIFEST).read_bytes())

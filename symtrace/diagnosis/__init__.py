@@ -7,7 +7,7 @@ repair guidance (the Suspicious-Node Intervention of the paper, App. F). See doc
     repair("runs/failed", out="runs/repaired")            # the same, then one selective replay
 """
 
-from symtrace.diagnosis.anchors import AnchorChoice, AnchorPolicy, Boundary, select_anchor
+from symtrace.diagnosis.anchors import AnchorChoice, AnchorPolicy, Boundary
 from symtrace.diagnosis.detectors import evidence_at
 from symtrace.diagnosis.errors import (
     DiagnosisConfigError,
@@ -20,11 +20,11 @@ from symtrace.diagnosis.errors import (
     TraceImportError,
 )
 from symtrace.diagnosis.evaluate import EvalReport, evaluate, load_labels
-from symtrace.diagnosis.guidance import build_guidance, build_task_prompt
+from symtrace.diagnosis.guidance_text import build_guidance, build_task_prompt
 from symtrace.diagnosis.importers import ImportFormat, import_trace, load_source, trace_from_data
 from symtrace.diagnosis.judge import Judge, JudgeRequest, JudgeVerdict, OpenAIJudge
 from symtrace.diagnosis.origin import trace_origin
-from symtrace.diagnosis.pipeline import Diagnosis, NodeDiagnosis, diagnose
+from symtrace.diagnosis.pipeline import Diagnosis, NodeDiagnosis, diagnose, select_anchor
 from symtrace.diagnosis.repair import RepairPlan, RepairResult, plan_repair, repair
 from symtrace.diagnosis.rules import (
     DEFAULT_RULES,

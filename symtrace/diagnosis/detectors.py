@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 
-from symtrace.canonical import JSONValue
 from symtrace.diagnosis.symptoms import Evidence, Scope, excerpt, quote
 from symtrace.diagnosis.view import ACTION_KEYS, NodeView, TraceContext, normalize_url, render
-from symtrace.events import EventType
+from symtrace.model.canonical import JSONValue
+from symtrace.model.events import EventType
 
 ACTING = (EventType.AGENT_ACTION, EventType.TOOL_CALL, EventType.FINAL_RESULT)
 # Unresolved template variables: __UPPER_CASE__ (case-sensitive, so Python's __main__ is not

@@ -17,7 +17,7 @@ from symtrace.diagnosis.detectors import (
 )
 from symtrace.diagnosis.symptoms import Evidence, Scope, excerpt
 from symtrace.diagnosis.view import NodeView, TraceContext, render
-from symtrace.events import EventType
+from symtrace.model.events import EventType
 
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.\-]*://[^/\s]", re.IGNORECASE)
 

@@ -52,7 +52,7 @@ class JudgeError(DiagnosisError, RuntimeError):
 
 
 class RepairUnavailable(DiagnosisError, RuntimeError):
-    """Selective replay (symtrace.runner.replay_bundle) is not installed in this build."""
+    """Selective replay (symtrace.process.runner.replay_bundle) is not installed in this build."""
 
 
 class NoEligibleAnchor(AnchorError):

@@ -32,7 +32,6 @@ from typing import Any
 from symtrace.bundle import FORMAT_VERSION
 from symtrace.bundle.format import KIND_RECORDING, MANIFEST, check_manifest
 from symtrace.bundle.reader import Bundle, load_bundle
-from symtrace.canonical import JSONValue
 from symtrace.diagnosis.dialects import (
     DECISION_REASONS,
     Console,
@@ -47,7 +46,8 @@ from symtrace.diagnosis.dialects import (
 from symtrace.diagnosis.errors import TraceImportError
 from symtrace.diagnosis.view import content_text, parse_json
 from symtrace.errors import SymtraceError
-from symtrace.events import Edge, EdgeKind, Event, EventType, event_id
+from symtrace.model.canonical import JSONValue
+from symtrace.model.events import Edge, EdgeKind, Event, EventType, event_id
 
 # A tool message that is a raised exception: `SomeError: message` (last line of a traceback).
 # Names ending in Error/Exception/Timeout/Expired count, plus requests' schema/URL exceptions.

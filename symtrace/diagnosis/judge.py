@@ -19,11 +19,11 @@ from typing import Any, Protocol
 
 import httpx
 
-from symtrace.canonical import JSONValue, canonical_bytes
 from symtrace.diagnosis.errors import JudgeError
 from symtrace.diagnosis.symptoms import Category, Evidence, quote
 from symtrace.diagnosis.templates import Templates, default_templates
 from symtrace.diagnosis.view import NodeView, TraceContext
+from symtrace.model.canonical import JSONValue, canonical_bytes
 
 CONTEXT_NODES = 6  # preceding nodes shown to the judge
 TEXT_LIMIT = 2000  # characters of the node's own text shown to the judge

@@ -31,10 +31,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from symtrace.canonical import JSONValue
 from symtrace.diagnosis.symptoms import Evidence, Scope
 from symtrace.diagnosis.view import NodeView, TraceContext
-from symtrace.events import EventType
+from symtrace.model.canonical import JSONValue
+from symtrace.model.events import EventType
 
 EXEC_TOOLS = frozenset({"execute_code"})  # calls that are code a decision wrote (importers.py)
 MIN_VALUE_LENGTH = 3  # shorter argument values ("1", "EU") match too much text to count

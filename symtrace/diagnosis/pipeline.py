@@ -7,6 +7,7 @@ nodes get zero suspiciousness and never reach the judge.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -15,11 +16,13 @@ from typing import Any
 from symtrace.bundle.reader import Bundle
 from symtrace.diagnosis.anchors import (
     AnchorChoice,
+    AnchorPolicy,
     Boundary,
-    first_eligible,
+    decisions,
     resolve_boundary,
 )
 from symtrace.diagnosis.judge import Judge, JudgeVerdict, build_request
+from symtrace.diagnosis.origin import trace_origin
 from symtrace.diagnosis.rules import DEFAULT_RULES, Rule, check_rules, run_rules
 from symtrace.diagnosis.scoring import Features, Scores, ScoringConfig, position, score
 from symtrace.diagnosis.symptoms import Category, Evidence, Scope, categories_of
@@ -133,6 +136,72 @@ class Diagnosis:
             "ranking": [n.view.id for n in self.ranking()],
             "anchor": self.anchor.to_json() if self.anchor else None,
         }
+
+
+def first_eligible(
+    nodes: tuple[NodeDiagnosis, ...],
+    replayable: bool,
+    ctx: TraceContext | None = None,
+    *,
+    trace_back: bool = True,
+) -> AnchorChoice | None:
+    """Algorithm 4: the first node in O with a confirmed category, c_f ≥ θ and a boundary,
+    traced back along G to its origin (origin.py) when *ctx* is given and *trace_back* is on.
+
+    The categories, evidence and c_f are the gated symptom's; `target` is the origin."""
+    for node in nodes:
+        if node.eligible and node.boundary is not None and node.scores is not None:
+            target, boundary, steps = node.view, node.boundary, ()
+            if trace_back and ctx is not None:
+                evidence = {n.view.id: n.confirmed_evidence for n in nodes if n.confirmed}
+                origin, steps = trace_origin(node.view, ctx, evidence)
+                traced = resolve_boundary(origin, ctx) if steps else None
+                if traced is not None:
+                    target, boundary = origin, traced
+                else:
+                    steps = ()
+            return AnchorChoice(
+                AnchorPolicy.SUSPICIOUS,
+                anchor=boundary.event_id,
+                target=target.id,
+                relation=boundary.relation,
+                categories=node.confirmed,
+                evidence=node.confirmed_evidence,
+                c_f=node.scores.c_f,
+                replayable=replayable,
+                symptom=node.view.id,
+                trace=steps,
+            )
+    return None
+
+
+def select_anchor(
+    diagnosis: Diagnosis, policy: AnchorPolicy | str = AnchorPolicy.SUSPICIOUS, *, seed: int = 0
+) -> AnchorChoice | None:
+    """The anchor under *policy*; None when there is nowhere to intervene.
+
+    `suspicious` is the first eligible node (Algorithm 4); `random` is a uniformly chosen
+    agent decision (`random.Random(seed)`, so the same seed picks the same node); `last` is
+    the last agent decision. All three have the same single-intervention budget.
+    """
+    policy = AnchorPolicy(policy)
+    if policy is AnchorPolicy.SUSPICIOUS:
+        return diagnosis.anchor
+    candidates = decisions(diagnosis.context)
+    if not candidates:
+        return None
+    if policy is AnchorPolicy.RANDOM:
+        chosen = random.Random(seed).choice(candidates)
+    else:
+        chosen = candidates[-1]
+    return AnchorChoice(
+        policy,
+        anchor=chosen.id,
+        target=chosen.id,
+        relation="self",
+        replayable=diagnosis.replayable,
+        seed=seed if policy is AnchorPolicy.RANDOM else None,
+    )
 
 
 def diagnose(

@@ -3,7 +3,7 @@
 The suspicious policy anchors at the first eligible node (Algorithm 4) with symptom-conditioned
 Δ; the random and last controls anchor at an agent decision with the generic template. Each
 gets exactly one selective-replay intervention. The replay itself belongs to the core harness
-(`symtrace.runner.replay_bundle`), imported when a repair actually runs.
+(`symtrace.process.runner.replay_bundle`), imported when a repair actually runs.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from symtrace.bundle.reader import Bundle
-from symtrace.diagnosis.anchors import AnchorChoice, AnchorPolicy, select_anchor
+from symtrace.diagnosis.anchors import AnchorChoice, AnchorPolicy
 from symtrace.diagnosis.errors import NoEligibleAnchor, RepairUnavailable
-from symtrace.diagnosis.guidance import build_guidance
+from symtrace.diagnosis.guidance_text import build_guidance
 from symtrace.diagnosis.importers import load_source
 from symtrace.diagnosis.judge import Judge
-from symtrace.diagnosis.pipeline import Diagnosis, diagnose
+from symtrace.diagnosis.pipeline import Diagnosis, diagnose, select_anchor
 from symtrace.diagnosis.rules import DEFAULT_RULES, Rule
 from symtrace.diagnosis.scoring import ScoringConfig
 from symtrace.diagnosis.templates import Templates
@@ -41,7 +41,7 @@ class RepairPlan:
 @dataclass(frozen=True)
 class RepairResult:
     plan: RepairPlan
-    outcome: Any  # symtrace.runner.ReplayOutcome, or None for a dry run
+    outcome: Any  # symtrace.process.runner.ReplayOutcome, or None for a dry run
 
     def to_json(self) -> dict[str, Any]:
         data = self.plan.to_json()
@@ -131,10 +131,11 @@ def repair(
     if dry_run:
         return RepairResult(plan, None)
     try:
-        from symtrace.runner import replay_bundle
+        from symtrace.process.runner import replay_bundle
     except ImportError as exc:
         raise RepairUnavailable(
-            "selective replay (symtrace.runner.replay_bundle) is not available in this build"
+            "selective replay (symtrace.process.runner.replay_bundle) is not available in this "
+            "build"
         ) from exc
     outcome = replay_bundle(
         os.fspath(bundle_path),

@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import Any
 
 from symtrace.diagnosis.symptoms import Category
-from symtrace.events import EventType
+from symtrace.model.events import EventType
 
 DEFAULT_RULE_CONFIDENCE: Mapping[str, float] = MappingProxyType(
     {

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from symtrace.canonical import JSONValue
+from symtrace.model.canonical import JSONValue
 
 # Keys whose values are evaluator-side information (reference answers, verdicts). Matched on the
 # lower-cased key with "-" and " " folded to "_"; removed at any depth.

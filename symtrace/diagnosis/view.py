@@ -15,10 +15,10 @@ from functools import cached_property
 from typing import Any
 
 from symtrace.bundle.reader import Bundle
-from symtrace.canonical import JSONValue, canonical_bytes
 from symtrace.diagnosis.dialects import bare_terminate, is_control
 from symtrace.diagnosis.task import TaskSpec, parse_task
-from symtrace.events import EdgeKind, Event, EventType
+from symtrace.model.canonical import JSONValue, canonical_bytes
+from symtrace.model.events import EdgeKind, Event, EventType
 
 # Tool-result statuses that mean failure (paper eq. 39, ℰ_f).
 FAILED_STATUSES = frozenset({"failed", "failure", "error", "timeout", "timed_out"})

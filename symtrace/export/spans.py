@@ -25,8 +25,8 @@ import orjson
 
 from symtrace._version import __version__
 from symtrace.bundle.reader import Bundle
-from symtrace.events import EdgeKind, Event, EventType
 from symtrace.export.genai_messages import input_messages, output_messages
+from symtrace.model.events import EdgeKind, Event, EventType
 
 AttrValue = str | bool | int | float | Sequence[str]
 STEP_NS = 1_000_000  # one position in O on the sequence clock

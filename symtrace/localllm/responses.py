@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from symtrace.hashing import digest, short
+from symtrace.model.hashing import digest, short
 
 
 def request_digest(

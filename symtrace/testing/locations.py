@@ -16,7 +16,7 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from symtrace.hashing import digest_bytes
+from symtrace.model.hashing import digest_bytes
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.\[\]\-]")
 

@@ -1,6 +1,6 @@
 """Socket-level network block for a replayed test: no IPv4/IPv6 connection leaves the process.
 
-The replayer's egress guard (symtrace.guard) only knows the endpoints in the recording; a
+The replayer's egress guard (symtrace.boundaries.guard) only knows the endpoints in the recording; a
 replayed test should reach nothing at all, so this block refuses every `connect` of an
 AF_INET/AF_INET6 socket whose host is not explicitly allowed. Unix sockets (asyncio's self
 pipe, local IPC) pass. Each refusal is also kept in `attempts`, so the plugin fails the test

@@ -26,12 +26,12 @@ import orjson
 import pytest
 
 import symtrace
-from symtrace import unsupported_frameworks
 from symtrace.bundle.format import MANIFEST
 from symtrace.errors import BundleError, MissingCall, ReplayDivergence, SymtraceError
+from symtrace.frameworks import refusals as unsupported_frameworks
+from symtrace.frameworks.refusals import UnsupportedFrameworkError
 from symtrace.testing.modes import Action, RecordMode
 from symtrace.testing.netblock import blocked_network
-from symtrace.unsupported_frameworks import UnsupportedFrameworkError
 
 
 class SymtraceTestFailure(pytest.fail.Exception):  # type: ignore[misc,name-defined]

@@ -12,9 +12,9 @@ from typing import Any
 
 import orjson
 
+from symtrace.bundle.inspect import diff_bundles
 from symtrace.bundle.reader import Bundle
-from symtrace.events import Event, EventType, summarize
-from symtrace.inspect_bundle import diff_bundles
+from symtrace.model.events import Event, EventType, summarize
 
 EMBED_LIMIT = 200_000  # characters of one payload kept in the page
 PREVIEW_LIMIT = 4_000  # characters shown before "show all"

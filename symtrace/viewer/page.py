@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from symtrace.bundle.reader import Bundle
-from symtrace.graph_svg import render_svg
+from symtrace.viewer.graph_svg import render_svg
 from symtrace.viewer.model import page_model
 from symtrace.viewer.timeline import COLORS, render_timeline
 

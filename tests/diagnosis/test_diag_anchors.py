@@ -19,7 +19,7 @@ from symtrace.diagnosis import (
 from symtrace.diagnosis.anchors import decisions, resolve_boundary
 from symtrace.errors import UnknownEvent, UnreplayableEvent
 
-from .diag_traces import TraceBuilder, gold_c2, gold_c3
+from ._support import TraceBuilder, gold_c2, gold_c3
 
 
 def boundary(bundle, node_id):

@@ -16,11 +16,11 @@ from typing import ClassVar
 
 import pytest
 
+from symtrace.cli.diagnose import add_parsers
 from symtrace.diagnosis import DiagnosisConfigError, DiagnosisError, RepairUnavailable
-from symtrace.diagnosis.cli import add_parsers
 from symtrace.errors import UnknownEvent
 
-from .diag_traces import gold_c3, gold_c4, write_bundle
+from ._support import gold_c3, gold_c4, write_bundle
 from .test_diag_importers import MESSAGES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -262,9 +262,9 @@ def fake_runner(monkeypatch):
         calls.append((bundle_path, kwargs))
         return FakeOutcome()
 
-    module = types.ModuleType("symtrace.runner")
+    module = types.ModuleType("symtrace.process.runner")
     module.replay_bundle = replay_bundle
-    monkeypatch.setitem(sys.modules, "symtrace.runner", module)
+    monkeypatch.setitem(sys.modules, "symtrace.process.runner", module)
     return calls
 
 
@@ -300,7 +300,7 @@ class TestRepair:
         assert fake_runner[0][1]["guidance"] == "Redo agent_action_0002."
 
     def test_without_runner(self, c3_bundle, monkeypatch):
-        monkeypatch.setitem(sys.modules, "symtrace.runner", None)
+        monkeypatch.setitem(sys.modules, "symtrace.process.runner", None)
         with pytest.raises(RepairUnavailable):
             run(["repair", c3_bundle])
 

@@ -12,7 +12,7 @@ from symtrace.diagnosis.errors import TraceImportError
 from symtrace.diagnosis.importers import ImportFormat, detect_format, trace_from_data
 from symtrace.diagnosis.symptoms import Category
 from symtrace.diagnosis.view import build_context
-from symtrace.events import EventType
+from symtrace.model.events import EventType
 
 NO_CODE = (
     "There is no code from the last 1 message for me to execute. Group chat manager should let "

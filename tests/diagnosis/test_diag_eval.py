@@ -14,7 +14,7 @@ from symtrace.diagnosis.evaluate import evaluate, load_labels, render_report
 from symtrace.errors import EXIT_ANCHOR, EXIT_BUNDLE, EXIT_USAGE
 from symtrace.stub import StubLLM
 
-from .diag_traces import TraceBuilder, gold_c3, write_bundle
+from ._support import TraceBuilder, gold_c3, write_bundle
 
 
 def quiet_trace() -> TraceBuilder:

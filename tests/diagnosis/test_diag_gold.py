@@ -7,7 +7,7 @@ import pytest
 
 from symtrace.diagnosis import Category, build_guidance, diagnose
 
-from .diag_traces import gold_c1, gold_c2, gold_c3, gold_c4
+from ._support import gold_c1, gold_c2, gold_c3, gold_c4
 
 GOLD = [
     # (builder, paper's node, paper's category, a word the evidence must quote)

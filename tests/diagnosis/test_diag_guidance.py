@@ -22,7 +22,7 @@ from symtrace.diagnosis import (
 )
 from symtrace.diagnosis.templates import FIELDS
 
-from .diag_traces import gold_c3, gold_c4
+from ._support import gold_c3, gold_c4
 
 
 class TestSuspiciousGuidance:

@@ -17,7 +17,7 @@ from symtrace.diagnosis import (
     trace_from_data,
 )
 from symtrace.errors import BundleNotFound, UnreplayableEvent
-from symtrace.events import EdgeKind, EventType
+from symtrace.model.events import EdgeKind, EventType
 
 TOOL_CALL = {
     "id": "call_a",

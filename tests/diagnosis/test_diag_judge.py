@@ -11,7 +11,7 @@ import pytest
 from symtrace.diagnosis import Category, JudgeError, OpenAIJudge, diagnose
 from symtrace.diagnosis.judge import parse_verdict
 
-from .diag_traces import gold_c3, gold_c4
+from ._support import gold_c3, gold_c4
 
 
 def completion(content: str) -> dict:

@@ -13,7 +13,7 @@ from symtrace.diagnosis.dialects import TurnKind, classify_turn, observed_tool, 
 from symtrace.diagnosis.importers import trace_from_data
 from symtrace.diagnosis.symptoms import Category
 from symtrace.diagnosis.view import build_context
-from symtrace.events import EventType
+from symtrace.model.events import EventType
 
 WARNING = (
     "/opt/py/site-packages/magentic/orchestrator.py:88: UserWarning: model alias differs.\n"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from symtrace.diagnosis import ScoringConfig, diagnose, without
 from symtrace.diagnosis.rules import DEFAULT_RULES
 
-from .diag_traces import TraceBuilder
+from ._support import TraceBuilder
 
 TOOLS = [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}]
 TASK = "Plan a day in Lisbon: check the weather first."

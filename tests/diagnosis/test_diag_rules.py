@@ -17,7 +17,7 @@ from symtrace.diagnosis import (
     without,
 )
 
-from .diag_traces import BROWSE_TOOLS, TraceBuilder
+from ._support import BROWSE_TOOLS, TraceBuilder
 
 NUMBER_TASK = "How much was refunded? Return the value as a number only."
 LIST_TASK = "List the orders. Return a list of objects with keys name and price only."

@@ -9,9 +9,9 @@ import pytest
 
 from symtrace.diagnosis import Category, Features, ScoringConfig, diagnose, score
 from symtrace.diagnosis.scoring import position
-from symtrace.events import EventType
+from symtrace.model.events import EventType
 
-from .diag_traces import TraceBuilder, gold_c4
+from ._support import TraceBuilder, gold_c4
 
 C1, C2, C3, C4 = Category.C1, Category.C2, Category.C3, Category.C4
 K = ScoringConfig()

@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from symtrace.bundle import load_bundle
-from symtrace.demo import run_demo
+from symtrace.cli.demo import run_demo
 
 pytestmark = pytest.mark.slow
 

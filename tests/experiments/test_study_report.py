@@ -14,7 +14,7 @@ from symtrace_study.config import METHODS, parse_config
 from symtrace_study.report import STUB_BANNER, fmt_p, write_report
 from symtrace_study.study import Study
 
-from tests.experiments.study_fakes import FakeExecutor
+from tests.experiments._support import FakeExecutor
 
 
 def test_p_values_never_print_as_zero():

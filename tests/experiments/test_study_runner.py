@@ -17,7 +17,7 @@ from symtrace_study.errors import StudyConfigError, StudyStateError
 from symtrace_study.results import ResultLog
 from symtrace_study.study import Study, freeze
 
-from tests.experiments.study_fakes import Crash, FakeExecutor, fake_row
+from tests.experiments._support import Crash, FakeExecutor, fake_row
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ["shop-001", "shop-002", "wiki-001"]
@@ -62,7 +62,8 @@ def test_random_node_draws_differ_between_cases(tmp_path):
     """With per-case seeds, Random-Node does not pick the same position in every case."""
     import symtrace
     from symtrace.diagnosis import diagnose
-    from symtrace.diagnosis.anchors import AnchorPolicy, select_anchor
+    from symtrace.diagnosis.anchors import AnchorPolicy
+    from symtrace.diagnosis.pipeline import select_anchor
 
     diagnosis = diagnose(symtrace.load_bundle(ROOT / "bundles" / "autogen_agentchat-magentic_one"))
     picks = set()

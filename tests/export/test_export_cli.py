@@ -28,7 +28,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from symtrace.bundle import load_bundle
 from symtrace.cli import main
-from symtrace.export.cli import start_ns
+from symtrace.cli.export import start_ns
 
 BUNDLES = Path(__file__).resolve().parents[2] / "bundles"
 MAGENTIC = str(BUNDLES / "autogen_agentchat-magentic_one")

@@ -16,9 +16,9 @@ from opentelemetry.semconv._incubating.attributes import gen_ai_attributes
 from opentelemetry.trace import SpanKind, StatusCode
 
 from symtrace.bundle import Bundle, load_bundle
-from symtrace.events import Edge, EdgeKind, Event, EventType
 from symtrace.export.otel import export_spans, otlp_json, otlp_request
 from symtrace.export.spans import STEP_NS, plan_trace
+from symtrace.model.events import Edge, EdgeKind, Event, EventType
 
 BUNDLES = Path(__file__).resolve().parents[2] / "bundles"
 REAL = ["autogen_agentchat-magentic_one", "crewai-sequential", "ag2-groupchat_auto"]

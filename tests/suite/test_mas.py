@@ -25,7 +25,7 @@ from symtrace_suite.tasks import get_task
 from symtrace.bundle import load_bundle
 from symtrace.diagnosis import diagnose, select_anchor
 from symtrace.stub.server import StubLLM
-from tests.suite.suite_helpers import CREWAI_QUIET, record_run, replay_run
+from tests.suite._support import CREWAI_QUIET, record_run, replay_run
 
 pytestmark = pytest.mark.slow
 

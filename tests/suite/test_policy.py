@@ -21,7 +21,7 @@ from symtrace_suite.tasks import Task, get_task, load_tasks
 from symtrace.diagnosis.templates import default_templates
 from symtrace.stub.reply import Reply
 from symtrace.stub.server import StubLLM
-from tests.suite.suite_helpers import wait_for_file
+from tests.suite._support import wait_for_file
 
 TASKS = load_tasks()
 SEEDS = range(12)

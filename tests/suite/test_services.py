@@ -16,7 +16,7 @@ from symtrace_suite.services import (
     start_services,
 )
 
-from tests.suite.suite_helpers import wait_for_file
+from tests.suite._support import wait_for_file
 
 HTTP = httpx.Client(timeout=10.0)  # one client: building one per request costs ~0.1 s
 

@@ -12,14 +12,14 @@ from collections.abc import Sequence
 
 import pytest
 
-from symtrace.adapter import Hook, PatchingAdapter
-from symtrace.adapters import Armed, load, resolve
 from symtrace.errors import (
     AdapterAlreadyInstalled,
     AdapterNotFound,
     AdapterUnavailable,
     HookTargetMissing,
 )
+from symtrace.frameworks.contract import Hook, PatchingAdapter
+from symtrace.frameworks.registry import Armed, load, resolve
 
 FAKE = "symtrace_fake_framework"
 

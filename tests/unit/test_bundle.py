@@ -19,10 +19,10 @@ from symtrace.errors import (
     RedactionError,
     UnsupportedBundleVersion,
 )
-from symtrace.outcome import complete_bundle
-from symtrace.redact import Redactor
+from symtrace.model.redaction import Redactor
+from symtrace.record.outcome import complete_bundle
 
-from .helpers import chat_request, chat_response, llm_call, recorder, run, tool_call
+from ._support import chat_request, chat_response, llm_call, recorder, run, tool_call
 
 
 def make_bundle(path, turns: int = 3):

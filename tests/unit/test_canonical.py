@@ -6,15 +6,15 @@ import math
 
 import pytest
 
-from symtrace.canonical import (
+from symtrace.errors import CanonicalizationError
+from symtrace.model.canonical import (
     RULE_IDS,
     canonical_bytes,
     canonical_http_request,
     canonical_tool_call,
     normalise_tool_call_ids,
 )
-from symtrace.errors import CanonicalizationError
-from symtrace.hashing import digest, is_digest
+from symtrace.model.hashing import digest, is_digest
 
 REQUEST = {
     "model": "m",

@@ -21,15 +21,15 @@ import pytest
 
 import symtrace
 from symtrace.bundle import load_bundle
-from symtrace.completion_order import COMPLETED, TIMEOUT_ENV, completion_ranks
-from symtrace.divergence import DivergenceKind, DivergenceReport
 from symtrace.errors import OrderUnreachable, SessionError
-from symtrace.lane_identity import instance_lane
-from symtrace.outcome import complete_bundle
-from symtrace.redact import Redactor
-from symtrace.replayer import Replayer
+from symtrace.model.divergence import DivergenceKind, DivergenceReport
+from symtrace.model.redaction import Redactor
+from symtrace.record.outcome import complete_bundle
+from symtrace.replay.completion_order import COMPLETED, TIMEOUT_ENV, completion_ranks
+from symtrace.replay.replayer import Replayer
+from symtrace.session.core import instance_lane
 
-from .helpers import chat_request, chat_response, llm_call, recorder, run, tool_call
+from ._support import chat_request, chat_response, llm_call, recorder, run, tool_call
 
 SCRIPT = {
     "rules": [

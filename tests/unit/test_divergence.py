@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from symtrace.divergence import (
+from symtrace.model.divergence import (
     Candidate,
     DivergenceKind,
     DivergenceReport,

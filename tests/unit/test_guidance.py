@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from symtrace.guidance import apply_to_messages, apply_to_request
+from symtrace.model.intervention import apply_to_messages, apply_to_request
 
 MESSAGES = [{"role": "system", "content": "You plan."}, {"role": "user", "content": "Go."}]
 

@@ -69,7 +69,7 @@ def test_import_imports_no_framework_or_sdk():
 
 def test_arming_every_adapter_imports_no_framework():
     code = (
-        "import sys; from symtrace.adapters import resolve; armed = resolve(None); "
+        "import sys; from symtrace.frameworks.registry import resolve; armed = resolve(None); "
         "[a.install() for a in armed]; "
         "bad = [m for m in sys.modules if m.split('.')[0] in "
         "('autogen', 'crewai', 'autogen_agentchat', 'autogen_ext')]; "

@@ -8,13 +8,13 @@ import time
 import pytest
 
 from symtrace.bundle import load_bundle
-from symtrace.divergence import DivergenceKind
 from symtrace.errors import MissingCall, RequestMismatch, UnexpectedCall
-from symtrace.outcome import complete_bundle
-from symtrace.redact import Redactor
-from symtrace.replayer import Replayer
+from symtrace.model.divergence import DivergenceKind
+from symtrace.model.redaction import Redactor
+from symtrace.record.outcome import complete_bundle
+from symtrace.replay.replayer import Replayer
 
-from .helpers import (
+from ._support import (
     chat_request,
     chat_response,
     llm_call,

@@ -15,8 +15,8 @@ from rich.console import Console
 
 import symtrace
 from symtrace.bundle import load_bundle
+from symtrace.bundle.inspect import LAYOUTS, layout_for, show_json, show_table
 from symtrace.cli import main
-from symtrace.inspect_bundle import LAYOUTS, layout_for, show_json, show_table
 from symtrace.stub import StubLLM
 
 REPO = Path(__file__).resolve().parents[2]

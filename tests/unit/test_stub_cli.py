@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 
 import symtrace.stub
-from symtrace.stub import cli
+from symtrace.cli import stub as cli
 
 REPO = Path(symtrace.stub.__file__).resolve().parents[2]
 LINE = re.compile(r"^stub-llm listening on (http://127\.0\.0\.1:(\d+)/v1)$")
@@ -28,7 +28,7 @@ def env() -> dict[str, str]:
 
 def start(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "symtrace.stub.cli", *args],
+        [sys.executable, "-m", "symtrace.cli.stub", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -87,7 +87,7 @@ def test_cli_usage_errors_exit_2_before_listening(tmp_path: Path) -> None:
     }
     for args, message in cases.items():
         result = subprocess.run(
-            [sys.executable, "-m", "symtrace.stub.cli", *args],
+            [sys.executable, "-m", "symtrace.cli.stub", *args],
             capture_output=True,
             text=True,
             env=env(),

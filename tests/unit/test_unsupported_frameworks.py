@@ -17,7 +17,7 @@ import pytest
 
 import symtrace
 from symtrace.errors import EXIT_ADAPTER, AdapterError
-from symtrace.unsupported_frameworks import UnsupportedFrameworkError, refusal
+from symtrace.frameworks.refusals import UnsupportedFrameworkError, refusal
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -121,7 +121,7 @@ def test_the_refusal_is_re_armed_after_sys_meta_path_was_reset(ag2_v1, tmp_path,
 
 
 def test_a_refusal_the_program_swallowed_is_still_known(ag2_v1, tmp_path, monkeypatch):
-    from symtrace import unsupported_frameworks
+    from symtrace.frameworks import refusals as unsupported_frameworks
 
     monkeypatch.setattr(unsupported_frameworks, "_refused", [])
     assert unsupported_frameworks.refused() is None

@@ -12,9 +12,9 @@ import pytest
 
 import symtrace.diagnosis
 from symtrace.bundle import Bundle, load_bundle
+from symtrace.bundle.inspect import diff_bundles
 from symtrace.cli import main
-from symtrace.events import EventType
-from symtrace.inspect_bundle import diff_bundles
+from symtrace.model.events import EventType
 from symtrace.viewer import model as page_model_module
 from symtrace.viewer.model import diff_model, page_model
 from symtrace.viewer.page import render_page

@@ -8,11 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, Runner
 
 import symtrace
 from symtrace import EventType, load_bundle
-from symtrace.graph import ancestors
+from symtrace.model.graph import ancestors
+
+from ._support import REPO, Runner
 
 pytestmark = pytest.mark.framework("ag2")
 

@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, assert_same_console
 
 from symtrace import load_bundle
 from symtrace.errors import EXIT_DIVERGED
+
+from ._support import REPO, assert_same_console
 
 pytestmark = [pytest.mark.framework("ag2"), pytest.mark.slow]
 

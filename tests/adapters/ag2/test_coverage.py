@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import Runner, assert_same_console
 
 import symtrace
 from symtrace import Event, load_bundle
+
+from ._support import Runner, assert_same_console
 
 pytestmark = pytest.mark.framework("ag2")
 REPLAYS = 20

@@ -9,13 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
 from symtrace_ag2 import HOOKS, AG2Adapter
 
 import symtrace
-from symtrace.adapter import Hook, resolve_target
-from symtrace.adapters import load, resolve
 from symtrace.errors import AdapterAlreadyInstalled, AdapterUnavailable, HookTargetMissing
+from symtrace.frameworks.contract import Hook, resolve_target
+from symtrace.frameworks.registry import load, resolve
+
+from ._support import REPO
 
 pytestmark = pytest.mark.framework("ag2")
 
@@ -128,7 +129,7 @@ class TestAvailability:
     def test_an_unsupported_installed_version_is_refused(
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        metadata = importlib.import_module("symtrace.adapter").metadata
+        metadata = importlib.import_module("symtrace.frameworks.contract").metadata
         monkeypatch.setattr(metadata, "version", lambda name: "1.2.1")
         with pytest.raises(AdapterUnavailable, match=r"1\.2\.1"):
             AG2Adapter().check_available()
@@ -138,7 +139,7 @@ class TestImports:
     @pytest.mark.slow
     def test_importing_symtrace_and_the_adapter_does_not_import_ag2(self) -> None:
         code = (
-            "import sys, symtrace, symtrace_ag2, symtrace.adapters as a\n"
+            "import sys, symtrace, symtrace_ag2, symtrace.frameworks.registry as a\n"
             "armed = a.resolve(['ag2'])\n"
             "assert 'autogen' not in sys.modules, 'autogen imported'\n"
             "armed[0].install()\n"

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import Runner, assert_same_console
 
 import symtrace
 from symtrace import EventType, load_bundle
+
+from ._support import Runner, assert_same_console
 
 pytestmark = pytest.mark.framework("ag2")
 

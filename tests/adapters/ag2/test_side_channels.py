@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from conftest import Runner, load_example
 
 import symtrace
 from symtrace import EventType, load_bundle
 from symtrace.errors import CanonicalizationError
+
+from ._support import Runner, load_example
 
 pytestmark = pytest.mark.framework("ag2")
 

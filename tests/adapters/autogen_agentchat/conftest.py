@@ -1,7 +1,7 @@
 """Fixtures for the AgentChat adapter tests: scenarios, scripted and stochastic stubs.
 
 Everything runs the real framework with real HTTP to `StubLLM` on loopback; helpers shared
-with the test modules live in agentchat_testlib.py.
+with the test modules live in _support.py.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("autogen_agentchat")
 pytest.importorskip("autogen_ext.models.openai")
 
-from agentchat_testlib import SCRIPTS, Scenario
+from ._support import SCRIPTS, Scenario
 
 
 @pytest.fixture

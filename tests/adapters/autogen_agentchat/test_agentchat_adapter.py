@@ -7,12 +7,13 @@ import sys
 from importlib import metadata
 
 import pytest
-from agentchat_testlib import ROOT
 from symtrace_autogen_agentchat import AgentChatAdapter
 
-from symtrace.adapter import Hook, resolve_target
-from symtrace.adapters import load, resolve
 from symtrace.errors import AdapterUnavailable, HookTargetMissing
+from symtrace.frameworks.contract import Hook, resolve_target
+from symtrace.frameworks.registry import load, resolve
+
+from ._support import ROOT
 
 pytestmark = pytest.mark.framework("autogen_agentchat")
 
@@ -101,7 +102,7 @@ def test_a_missing_or_mismatched_companion_is_unavailable(monkeypatch, distribut
 def test_importing_symtrace_and_the_adapter_imports_no_framework():
     code = (
         "import sys, symtrace, symtrace_autogen_agentchat\n"
-        "from symtrace.adapters import resolve\n"
+        "from symtrace.frameworks.registry import resolve\n"
         "armed = resolve(None)\n"
         "assert 'autogen_agentchat' in [a.name for a in armed]\n"
         "loaded = [m for m in ('autogen_agentchat', 'autogen_core', 'autogen_ext', 'openai',"
@@ -116,7 +117,7 @@ def test_importing_symtrace_and_the_adapter_imports_no_framework():
 def test_the_adapter_installs_when_the_framework_is_imported():
     code = (
         "import symtrace\n"
-        "from symtrace.adapters import resolve\n"
+        "from symtrace.frameworks.registry import resolve\n"
         "[armed] = resolve(['autogen_agentchat'])\n"
         "armed.install()\n"
         "assert not armed.adapter.installed\n"

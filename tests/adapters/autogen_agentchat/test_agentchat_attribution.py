@@ -12,7 +12,7 @@ import itertools
 import pytest
 
 from symtrace.bundle import load_bundle
-from symtrace.events import EdgeKind, EventType
+from symtrace.model.events import EdgeKind, EventType
 
 pytestmark = [
     pytest.mark.framework("autogen_agentchat"),

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 import symtrace
 from symtrace.bundle import load_bundle
-from symtrace.events import EventType
+from symtrace.model.events import EventType
 
 pytestmark = pytest.mark.framework("autogen_agentchat")
 

@@ -10,10 +10,11 @@ import os
 
 import orjson
 import pytest
-from agentchat_testlib import IN_PROCESS, ROOT, SCRIPTS, symtrace_cli
 
 from symtrace.bundle import load_bundle
-from symtrace.events import EventType
+from symtrace.model.events import EventType
+
+from ._support import IN_PROCESS, ROOT, SCRIPTS, symtrace_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.framework("autogen_agentchat")]
 

@@ -12,12 +12,13 @@ strict replays of the child bundle.
 from __future__ import annotations
 
 import pytest
-from agentchat_testlib import IN_PROCESS, ROOT
 from stub_latency import add_latency
 
 import symtrace
 from symtrace.bundle import load_bundle
-from symtrace.divergence import DivergenceKind
+from symtrace.model.divergence import DivergenceKind
+
+from ._support import IN_PROCESS, ROOT
 
 pytestmark = [
     pytest.mark.framework("autogen_agentchat"),

@@ -15,7 +15,7 @@ import pytest
 
 import symtrace
 from symtrace.bundle import load_bundle
-from symtrace.events import EventType
+from symtrace.model.events import EventType
 
 pytestmark = [
     pytest.mark.framework("autogen_agentchat"),

@@ -7,10 +7,11 @@ tool calls as tool_call/tool_result pairs on per-call lanes, data edges along th
 from __future__ import annotations
 
 import pytest
-from agentchat_testlib import SCENARIOS
 
 from symtrace.bundle import load_bundle
-from symtrace.events import EventType
+from symtrace.model.events import EventType
+
+from ._support import SCENARIOS
 
 pytestmark = [
     pytest.mark.framework("autogen_agentchat"),

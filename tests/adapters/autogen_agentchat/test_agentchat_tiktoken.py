@@ -20,7 +20,7 @@ from symtrace_autogen_agentchat import (
 
 import symtrace
 from symtrace.bundle import load_bundle
-from symtrace.events import EventType
+from symtrace.model.events import EventType
 
 pytestmark = pytest.mark.framework("autogen_agentchat")
 

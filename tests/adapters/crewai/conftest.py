@@ -3,7 +3,7 @@
 CrewAI writes under $HOME / XDG dirs at import and kickoff, locks under $TMPDIR, and has
 telemetry and a version check that reach the network: every test module runs with those
 pointed at a temporary home and switched off. CrewAI is imported only inside tests (when an
-example is loaded), after the environment is in place. Helpers live in crewai_helpers.py.
+example is loaded), after the environment is in place. Helpers live in _support.py.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import pytest
 if importlib.util.find_spec("crewai") is None:  # pragma: no cover - CI installs every framework
     pytest.skip("crewai is not installed", allow_module_level=True)
 
-from crewai_helpers import ADAPTER, QUIET_ENV, Recorded, run_example, script
-
 import symtrace
+
+from ._support import ADAPTER, QUIET_ENV, Recorded, run_example, script
 
 
 @pytest.fixture(scope="session")

@@ -7,19 +7,20 @@ import subprocess
 import sys
 
 import pytest
-from crewai_helpers import ROOT
 from symtrace_crewai import CrewAIAdapter
 from symtrace_crewai._codec import CODEC, RecordedText
 
 import symtrace
-from symtrace.adapter import resolve_target
-from symtrace.adapters import load, resolve
 from symtrace.errors import (
     AdapterAlreadyInstalled,
     AdapterError,
     AdapterUnavailable,
     UnreplayableEvent,
 )
+from symtrace.frameworks.contract import resolve_target
+from symtrace.frameworks.registry import load, resolve
+
+from ._support import ROOT
 
 pytestmark = pytest.mark.framework("crewai")
 
@@ -147,7 +148,7 @@ class TestCodec:
         from crewai.tools.tool_failure import ToolFailure, ToolFailureReason
 
         failure = ToolFailure(message="limit", reason=ToolFailureReason.USAGE_LIMIT)
-        back = CODEC.decode(symtrace.canonical.to_json_value(CODEC.encode(failure)))
+        back = CODEC.decode(symtrace.model.canonical.to_json_value(CODEC.encode(failure)))
         assert isinstance(back, ToolFailure) and back == failure
 
     def test_other_objects_replay_as_their_text(self):

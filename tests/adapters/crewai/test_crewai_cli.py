@@ -9,10 +9,11 @@ from pathlib import Path
 
 import orjson
 import pytest
-from crewai_helpers import ROOT, script, subprocess_env
 
 import symtrace
 from symtrace.stub import StubLLM
+
+from ._support import ROOT, script, subprocess_env
 
 pytestmark = [pytest.mark.framework("crewai"), pytest.mark.slow]
 BUNDLES = sorted(p.parent for p in ROOT.glob("bundles/crewai-*/manifest.json"))

@@ -16,7 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from crewai_helpers import (
+
+import symtrace
+from symtrace.errors import AdapterError, RequestMismatch
+
+from ._support import (
     ADAPTER,
     llm_events,
     load_example,
@@ -24,9 +28,6 @@ from crewai_helpers import (
     tool_calls,
     tool_runs,
 )
-
-import symtrace
-from symtrace.errors import AdapterError, RequestMismatch
 
 pytestmark = pytest.mark.framework("crewai")
 REPLAYS = 20

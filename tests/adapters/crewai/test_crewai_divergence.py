@@ -7,7 +7,11 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from crewai_helpers import (
+
+import symtrace
+from symtrace.errors import RequestMismatch
+
+from ._support import (
     ADAPTER,
     llm_events,
     load_example,
@@ -15,9 +19,6 @@ from crewai_helpers import (
     run_example,
     tool_calls,
 )
-
-import symtrace
-from symtrace.errors import RequestMismatch
 
 pytestmark = pytest.mark.framework("crewai")
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from crewai_helpers import replay_example, tool_calls, tool_runs
 
-from symtrace.events import EventType
+from symtrace.model.events import EventType
+
+from ._support import replay_example, tool_calls, tool_runs
 
 pytestmark = pytest.mark.framework("crewai")
 REPLAYS = 20

@@ -10,7 +10,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from crewai_helpers import (
+
+import symtrace
+from symtrace.model.events import EdgeKind, EventType
+
+from ._support import (
     ADAPTER,
     SCENARIOS,
     llm_events,
@@ -19,9 +23,6 @@ from crewai_helpers import (
     tool_calls,
     tool_runs,
 )
-
-import symtrace
-from symtrace.events import EdgeKind, EventType
 
 pytestmark = pytest.mark.framework("crewai")
 

@@ -4,9 +4,10 @@ live where it depends on the anchor, and a child bundle that replays strictly.""
 from __future__ import annotations
 
 import pytest
-from crewai_helpers import llm_events, replay_example, tool_calls, tool_runs
 
 import symtrace
+
+from ._support import llm_events, replay_example, tool_calls, tool_runs
 
 pytestmark = pytest.mark.framework("crewai")
 GUIDANCE = "Check the rain before you recommend anything."

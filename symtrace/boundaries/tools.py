@@ -1,0 +1,217 @@
+"""Tool boundaries: a tool call and its observation, recorded as data and replayed without
+running the tool body.
+
+Framework adapters call `call_tool` / `acall_tool` from their tool-execution seam; plain
+programs decorate their functions with `@symtrace.tool`. Outside a session both simply run
+the tool. A tool's exception is an observation too: it is recorded (`type`, `module`,
+`message`, `args`) and re-raised as the same exception type on replay.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from symtrace.errors import CanonicalizationError, ReplayError, UnreplayableEvent
+from symtrace.model.canonical import JSONValue, canonical_tool_call, to_json_value
+from symtrace.model.qualname import resolve
+from symtrace.session.context import within_tool
+from symtrace.session.core import TOOL, BoundaryCall, Session, Ticket, active
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Codec:
+    """How a tool's return value becomes JSON and back. The default is JSON values as-is."""
+
+    encode: Callable[[Any], JSONValue] = to_json_value
+    decode: Callable[[JSONValue], Any] = lambda value: value
+
+
+JSON_CODEC = Codec()
+
+
+def call_tool(
+    name: str,
+    arguments: dict[str, Any],
+    invoke: Callable[[], T],
+    *,
+    call_id: str | None = None,
+    codec: Codec = JSON_CODEC,
+    meta: dict[str, Any] | None = None,
+) -> T:
+    """Run *invoke* as the tool boundary *name*(**arguments*) under the active session."""
+    started = _begin(name, arguments, call_id, meta)
+    if started is None:
+        return invoke()
+    session, ticket = started
+    if not ticket.live:
+        return decode_outcome(ticket.served, codec)
+    try:
+        with within_tool(ticket.event_id):
+            result = invoke()
+    except Exception as exc:
+        session.finish(ticket, error_outcome(exc))
+        raise
+    return _record_result(session, ticket, codec, result, name)
+
+
+async def acall_tool(
+    name: str,
+    arguments: dict[str, Any],
+    invoke: Callable[[], Awaitable[T]],
+    *,
+    call_id: str | None = None,
+    codec: Codec = JSON_CODEC,
+    meta: dict[str, Any] | None = None,
+) -> T:
+    """Async twin of call_tool (same steps; the begin and the invocation are awaited)."""
+    started = await _abegin(name, arguments, call_id, meta)
+    if started is None:
+        return await invoke()
+    session, ticket = started
+    if not ticket.live:
+        return decode_outcome(ticket.served, codec)
+    try:
+        with within_tool(ticket.event_id):
+            result = await invoke()
+    except Exception as exc:
+        session.finish(ticket, error_outcome(exc))
+        raise
+    return _record_result(session, ticket, codec, result, name)
+
+
+def _prepare(
+    name: str, arguments: dict[str, Any], call_id: str | None, meta: dict[str, Any] | None
+) -> tuple[Session, BoundaryCall] | None:
+    session = active()
+    if session is None:
+        return None
+    return session, _make_call(name, arguments, call_id, meta, session.scrub)
+
+
+def _begin(
+    name: str, arguments: dict[str, Any], call_id: str | None, meta: dict[str, Any] | None
+) -> tuple[Session, Ticket] | None:
+    prepared = _prepare(name, arguments, call_id, meta)
+    return None if prepared is None else (prepared[0], prepared[0].begin(prepared[1]))
+
+
+async def _abegin(
+    name: str, arguments: dict[str, Any], call_id: str | None, meta: dict[str, Any] | None
+) -> tuple[Session, Ticket] | None:
+    """_begin for async callers: a replay may hold the call without blocking the loop."""
+    prepared = _prepare(name, arguments, call_id, meta)
+    return None if prepared is None else (prepared[0], await prepared[0].abegin(prepared[1]))
+
+
+def _record_result(session: Session, ticket: Ticket, codec: Codec, result: T, name: str) -> T:
+    session.finish(ticket, {"ok": True, "value": _encode(codec, result, name)})
+    return result
+
+
+def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
+    """Decorator: make a plain function (sync or async) a recorded/replayed tool boundary."""
+
+    def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
+        tool_name = name or func.__name__
+        signature = inspect.signature(func)
+
+        def arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return dict(bound.arguments)
+
+        if inspect.iscoroutinefunction(func):
+
+            @functools.wraps(func)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                return await acall_tool(
+                    tool_name, arguments(args, kwargs), lambda: func(*args, **kwargs)
+                )
+
+            return async_wrapper
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return call_tool(tool_name, arguments(args, kwargs), lambda: func(*args, **kwargs))
+
+        return wrapper
+
+    return wrap(fn) if fn is not None else wrap
+
+
+# -- outcomes ----------------------------------------------------------------------------------
+def error_outcome(exc: BaseException) -> dict[str, JSONValue]:
+    try:
+        args = to_json_value(list(exc.args))
+    except CanonicalizationError:
+        args = [str(exc)]
+    return {
+        "ok": False,
+        "error": {
+            "type": type(exc).__qualname__,
+            "module": type(exc).__module__,
+            "message": str(exc),
+            "args": args,
+        },
+    }
+
+
+def decode_outcome(outcome: JSONValue, codec: Codec = JSON_CODEC) -> Any:
+    """Return a recorded value, or raise the recorded exception as its own type."""
+    if not isinstance(outcome, dict):
+        raise UnreplayableEvent(f"recorded tool outcome is not an object: {outcome!r}")
+    if outcome.get("ok"):
+        return codec.decode(outcome.get("value"))
+    raise rebuild_exception(outcome.get("error") or {})
+
+
+def rebuild_exception(error: dict[str, Any]) -> BaseException:
+    """The recorded exception, as an instance of its original class when importable."""
+    try:
+        cls: Any = resolve(f"{error.get('module')}:{error.get('type')}", what="recorded exception")
+    except UnreplayableEvent:
+        cls = None
+    if isinstance(cls, type) and issubclass(cls, BaseException):
+        for attempt in (lambda: cls(*error.get("args", [])), lambda: cls(error.get("message"))):
+            try:
+                exc = attempt()
+            except Exception:  # noqa: BLE001, S112 - foreign constructors vary; try the next form
+                continue
+            if str(exc) == error.get("message") or not error.get("message"):
+                return exc
+    return ReplayedToolError(error)
+
+
+class ReplayedToolError(ReplayError):
+    """A recorded tool exception whose original class could not be rebuilt."""
+
+    def __init__(self, error: dict[str, Any]) -> None:
+        self.error = error
+        super().__init__(f"{error.get('module')}.{error.get('type')}: {error.get('message')}")
+
+
+def _make_call(
+    name: str,
+    arguments: dict[str, Any],
+    call_id: str | None,
+    meta: dict[str, Any] | None,
+    scrub: Callable[[JSONValue], JSONValue],
+) -> BoundaryCall:
+    request = scrub(canonical_tool_call(name, arguments))
+    full_meta = {"tool": name, **(meta or {})}
+    if call_id is not None:
+        full_meta["call_id"] = call_id
+    return BoundaryCall.make(TOOL, request, full_meta)
+
+
+def _encode(codec: Codec, value: Any, name: str) -> JSONValue:
+    try:
+        return codec.encode(value)
+    except CanonicalizationError as exc:
+        raise CanonicalizationError(f"result of tool {name}{exc.path}", value) from exc

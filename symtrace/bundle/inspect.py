@@ -1,0 +1,260 @@
+"""Looking at bundles: the `show` table and JSON, and `diff` between two bundles."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from symtrace.bundle.reader import Bundle
+from symtrace.model.canonical import JSONValue
+from symtrace.model.divergence import Difference, json_differences
+from symtrace.model.events import Event, summarize
+from symtrace.model.hashing import short
+
+SHOW_SCHEMA = "symtrace.show/1"
+
+
+def show_json(bundle: Bundle) -> dict[str, Any]:
+    """Machine-readable view with stable field names (schema `symtrace.show/1`)."""
+    manifest = bundle.manifest
+    return {
+        "schema": SHOW_SCHEMA,
+        "path": str(bundle.path),
+        "format_version": manifest["format_version"],
+        "kind": manifest["kind"],
+        "complete": bundle.complete,
+        "outcome": manifest.get("outcome"),
+        "task": bundle.task,
+        "initial_state": bundle.initial_state,
+        "config": bundle.config,
+        "lineage": bundle.lineage,
+        "events_digest": bundle.digest,
+        "warnings": list(bundle.warnings),
+        "events": [
+            {
+                "id": e.id,
+                "position": e.position,
+                "type": e.type.value,
+                "agent": e.agent,
+                "lane": e.lane,
+                "reason": e.reason,
+                "parents": [edge.to_json() for edge in e.parents],
+                "request": e.request,
+                "response": e.response,
+                "request_hash": e.request_hash,
+                "response_hash": e.response_hash,
+                "content_hash": e.content_hash,
+                "meta": e.meta,
+            }
+            for e in bundle.events
+        ],
+    }
+
+
+# Table layouts by console width: (minimum width, columns). Every row is one line (cells are
+# ellipsized, never wrapped) and event ids are never shortened, so the table stays greppable
+# and fits the terminal; what a narrow layout leaves out is named below the table.
+WIDE, MEDIUM = 150, 110
+FULL_COLUMNS = ("id", "type", "agent", "lane", "parents", "request", "response", "hashes")
+LAYOUTS: tuple[tuple[int, tuple[str, ...]], ...] = (
+    (WIDE, FULL_COLUMNS),
+    (MEDIUM, ("id", "kind", "who", "parents", "request", "response")),
+    (0, ("id", "kind", "who", "summary")),
+)
+CAPS = {"type": 32, "kind": 6, "agent": 16, "lane": 20, "who": 18, "parents": 30, "hashes": 17}
+FLEXIBLE = ("summary", "request", "response", "parents")
+SEPARATOR = 3  # cells are padded by one space each side plus the column rule
+MIN_FLEX = 8
+KINDS = {
+    "agent_action": "llm",
+    "tool_call": "tool",
+    "tool_result": "result",
+    "final_result": "final",
+}
+SUMMARY_LIMIT = 400  # rich ellipsizes to the column; this only bounds the work
+
+
+def layout_for(width: int) -> tuple[str, ...]:
+    return next(columns for minimum, columns in LAYOUTS if width >= minimum)
+
+
+def _cells(event: Event, *, typed: bool) -> dict[str, str]:
+    """Cell texts; without the *typed* (full type) column the reason leads the text instead."""
+    reason = f" ({event.reason})" if event.reason else ""
+    prefix = f"({event.reason}) " if event.reason else ""
+    request = summarize(event.request, SUMMARY_LIMIT) if event.request is not None else ""
+    response = summarize(event.response, SUMMARY_LIMIT) if event.response is not None else ""
+    agent = event.agent or ""
+    who = event.lane if not agent or event.lane.startswith(agent) else f"{agent} @ {event.lane}"
+    # One summary column at narrow widths: what a tool was asked, what anything else produced.
+    main = request if event.type.value == "tool_call" or not response else response
+    if event.type.value == "final_result" and isinstance(event.response, dict):
+        value = event.response.get("value")
+        main = (summarize(value, SUMMARY_LIMIT) if value is not None
+                else f"exit {event.response.get('exit_code')}")
+    return {
+        "id": event.id,
+        "type": event.type.value + reason,
+        "kind": KINDS.get(event.type.value, event.type.value),
+        "agent": agent,
+        "lane": event.lane,
+        "who": who,
+        "parents": ", ".join(
+            f"{e.source}{'' if e.kind.value == 'data' else '·c'}" for e in event.parents
+        ),
+        "request": request if typed else prefix + request,
+        "response": response,
+        "summary": prefix + main,
+        "hashes": " ".join(short(h, 8) for h in (event.request_hash, event.response_hash) if h),
+    }
+
+
+def _widths(columns: tuple[str, ...], rows: list[dict[str, str]], total: int) -> list[int]:
+    """Fixed columns get their longest cell (capped; ids never), flexible ones share the rest."""
+    natural = {c: max([len(c), *(len(r[c]) for r in rows)]) for c in columns}
+    fixed = {
+        c: natural[c] if c == "id" else min(natural[c], CAPS.get(c, natural[c]))
+        for c in columns
+        if c not in FLEXIBLE
+    }
+    flexible = [c for c in columns if c in FLEXIBLE]
+    spare = total - sum(fixed.values()) - SEPARATOR * (len(columns) - 1)
+    widths = dict(fixed)
+    if "parents" in flexible and len(flexible) > 1:  # parents take only what they need
+        widths["parents"] = max(MIN_FLEX, min(natural["parents"], CAPS["parents"], spare // 3))
+        spare -= widths["parents"]
+        flexible.remove("parents")
+    for index, column in enumerate(flexible):
+        share = spare // (len(flexible) - index)
+        widths[column] = max(MIN_FLEX, min(share, natural[column]) if index < len(flexible) - 1
+                             else share)
+        spare -= widths[column]
+    return [widths[c] for c in columns]
+
+
+def show_table(bundle: Bundle, console: Console) -> None:
+    """The bundle as a one-line-per-event table that fits *console*'s width."""
+    manifest = bundle.manifest
+    outcome = manifest.get("outcome") or {}
+    lineage = bundle.lineage
+    width = console.width
+    console.print(
+        Text.assemble((str(bundle.path), "bold"), f"  digest {short(bundle.digest, 12)}")
+    )
+    console.print(
+        Text.assemble(
+            f"{manifest['kind']} · format v{manifest['format_version']} · ",
+            ("complete", "") if bundle.complete else ("INCOMPLETE", "red"),
+            f" · outcome {outcome.get('status', '?')} (exit {outcome.get('exit_code')})"
+            f" · {len(bundle.events)} events",
+        )
+    )
+    if bundle.task is not None:
+        console.print(Text(f"task: {summarize(bundle.task, max(20, width - 6))}"))
+    if lineage:
+        console.print(
+            Text(
+                f"child of {lineage.get('parent')} · anchor {lineage.get('anchor')} → live "
+                f"{(lineage.get('intervention') or {}).get('event_id')} · "
+                f"{len(lineage.get('replayed_events', []))} replayed, "
+                f"{len(lineage.get('live_events', []))} live"
+            )
+        )
+        if lineage.get("anchor_note"):
+            console.print(Text(f"note: {lineage['anchor_note']}"))
+    live = set((lineage or {}).get("live_events", []))
+    columns = layout_for(width)
+    rows = [_cells(event, typed="type" in columns) for event in bundle.events]
+    marker = ("live",) if live else ()
+    widths = _widths(marker + columns, [{"live": "◆", **r} for r in rows], width)
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
+    for column, column_width in zip(marker + columns, widths, strict=True):
+        table.add_column(column, width=column_width, no_wrap=True, overflow="ellipsis")
+    for event, cells in zip(bundle.events, rows, strict=True):
+        flag = ("◆" if event.id in live else "",) if live else ()
+        # Text, not str: a prompt containing "[bold]" must not be read as markup.
+        table.add_row(*(Text(v) for v in flag + tuple(cells[c] for c in columns)))
+    console.print(table)
+    hidden = [c for c in FULL_COLUMNS if c not in columns and c != "agent" and c != "lane"]
+    if hidden:
+        console.print(
+            Text(
+                f"not shown at width {width}: {', '.join(hidden)}"
+                f"{' (request/response in one summary)' if 'summary' in columns else ''}; "
+                f"--width {WIDE} shows every column, --json everything"
+            )
+        )
+    for warning in bundle.warnings:
+        console.print(Text.assemble(("warning: ", "yellow"), warning))
+
+
+@dataclass(frozen=True)
+class BundleDiff:
+    identical: bool
+    index: int | None  # position in O where the two part
+    left: Event | None
+    right: Event | None
+    field: str | None  # "id", "type", "lane", "request", "response", "parents"
+    differences: tuple[Difference, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "identical": self.identical,
+            "index": self.index,
+            "left": self.left.id if self.left else None,
+            "right": self.right.id if self.right else None,
+            "field": self.field,
+            "differences": [d.to_json() for d in self.differences],
+        }
+
+
+def diff_bundles(a: Bundle, b: Bundle) -> BundleDiff:
+    """The first point in observed order where two bundles part, and what differs there."""
+    left, right = list(a.events), list(b.events)
+    for index in range(max(len(left), len(right))):
+        ea = left[index] if index < len(left) else None
+        eb = right[index] if index < len(right) else None
+        if ea is None or eb is None:
+            return BundleDiff(False, index, ea, eb, "missing", ())
+        for name in ("type", "lane", "request", "response"):
+            va: JSONValue = getattr(ea, name)
+            vb: JSONValue = getattr(eb, name)
+            if name == "type":
+                va, vb = ea.type.value, eb.type.value
+            if va != vb:
+                return BundleDiff(False, index, ea, eb, name, json_differences(va, vb))
+        if ea.parent_ids != eb.parent_ids:
+            return BundleDiff(
+                False,
+                index,
+                ea,
+                eb,
+                "parents",
+                json_differences(list(ea.parent_ids), list(eb.parent_ids)),
+            )
+    return BundleDiff(True, None, None, None, None, ())
+
+
+def render_diff(result: BundleDiff, a: Bundle, b: Bundle) -> str:
+    if result.identical:
+        return f"identical trajectories ({len(a.events)} events)"
+    lines = [f"bundles part at position {result.index}: {result.field} differs"]
+    for label, event in (("A", result.left), ("B", result.right)):
+        if event is None:
+            lines.append(f"  {label}: (no event: trajectory ended)")
+        else:
+            lines.append(
+                f"  {label}: {event.id} {event.type.value} lane {event.lane} "
+                f"{summarize(event.request if result.field == 'request' else event.response, 70)}"
+            )
+    for diff in result.differences:
+        lines.append(
+            f"    {diff.path or '/'}  A {summarize(diff.expected, 50)}  "
+            f"B {summarize(diff.actual, 50)}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,63 @@
+"""The manifest of a new bundle: task T, initial state s0 (seeds) and configuration c."""
+
+from __future__ import annotations
+
+import secrets as _secrets
+from collections.abc import Sequence
+from typing import Any
+
+from symtrace.bundle.format import KIND_SELECTIVE
+from symtrace.bundle.reader import Bundle
+from symtrace.model.canonical import RULE_IDS, JSONValue, to_json_value
+from symtrace.model.runtime_info import runtime_config
+
+
+def new_manifest(
+    *,
+    kind: str,
+    task: JSONValue,
+    state: JSONValue,
+    config: JSONValue,
+    seed: int,
+    hash_seed: str | None,
+    adapters: Sequence[str],
+    command: dict[str, Any] | None = None,
+    lineage: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "task": to_json_value(task),
+        "initial_state": {
+            "random_seed": seed,
+            "hash_seed": hash_seed,
+            "user": to_json_value(state),
+        },
+        "config": {
+            **runtime_config(),
+            "adapters": sorted(adapters),
+            "normalisation": list(RULE_IDS),
+            "command": command,
+            "user": to_json_value(config),
+        },
+        "lineage": lineage,
+        "replayable": True,
+    }
+
+
+def new_seed() -> int:
+    return _secrets.randbits(32)
+
+
+def child_manifest(bundle: Bundle, adapters: Sequence[str]) -> dict[str, Any]:
+    """A child bundle inherits T, s0 and c from its parent."""
+    manifest = new_manifest(
+        kind=KIND_SELECTIVE,
+        task=bundle.task,
+        state=bundle.initial_state.get("user"),
+        config=bundle.config.get("user"),
+        seed=bundle.initial_state.get("random_seed", 0),
+        hash_seed=bundle.initial_state.get("hash_seed"),
+        adapters=adapters,
+        command=bundle.config.get("command"),
+    )
+    return manifest

@@ -1,0 +1,169 @@
+"""The adapter contract: everything an adapter under adapters/ builds on, in one module.
+
+Adapters import this module (plus the pure layers `symtrace.model` and `symtrace.errors`),
+never `symtrace.api` (the in-process facade, which pulls in the replayer). Besides the hook
+table below, it names what adapters need from the session (attribution `context`, the active
+session, instance lanes, the final result) and from the tool boundary (`call_tool`, codecs).
+
+Hook tables with a symmetric install/uninstall:
+
+An adapter contains framework glue only. It names the functions to wrap (a table of `Hook`s,
+targets written `"package.module:Class.method"`) and, for each, a wrapper factory that turns
+what the framework passes into attribution (`symtrace.agent(...)`) and tool boundaries
+(`call_tool`). Matching, hashing, storage and graph logic stay in the core.
+
+`PatchingAdapter` derives install/uninstall from the table: it checks the framework is
+importable at a supported version, resolves every target first (a missing one raises
+HookTargetMissing and nothing is patched), patches in order, and restores the originals in
+reverse order on uninstall — and after a half-failed install.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any, ClassVar
+
+from symtrace.boundaries.tools import (
+    JSON_CODEC,
+    Codec,
+    ReplayedToolError,
+    acall_tool,
+    call_tool,
+    error_outcome,
+)
+from symtrace.errors import AdapterAlreadyInstalled, AdapterUnavailable, HookTargetMissing
+from symtrace.session import context
+from symtrace.session.core import TOOL, BoundaryCall, active, final_result, instance_lane
+
+Wrapper = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Hook:
+    target: str  # "package.module:Class.method"
+    wrap: Wrapper  # original -> replacement
+    purpose: str = ""  # what the hook attributes or captures, for `symtrace adapters`
+
+
+def resolve_target(target: str) -> tuple[Any, str, Any]:
+    """(owner, attribute, current value) for a hook target, or HookTargetMissing."""
+    module_name, _, qualname = target.partition(":")
+    try:
+        owner: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise HookTargetMissing(f"hook target {target}: cannot import {module_name}") from exc
+    parts = qualname.split(".")
+    for part in parts[:-1]:
+        try:
+            owner = getattr(owner, part)
+        except AttributeError as exc:
+            raise HookTargetMissing(f"hook target {target}: {part} not found") from exc
+    attribute = parts[-1]
+    # On a class, the method must be defined *there*: patching an inherited attribute would
+    # shadow the base's method on this class only, and uninstall would then delete nothing.
+    defined = attribute in vars(owner) if isinstance(owner, type) else hasattr(owner, attribute)
+    if not defined:
+        where = getattr(owner, "__name__", owner)
+        raise HookTargetMissing(f"hook target {target}: {attribute} is not defined on {where}")
+    return (
+        owner,
+        attribute,
+        (vars(owner)[attribute] if isinstance(owner, type) else getattr(owner, attribute)),
+    )
+
+
+class PatchingAdapter:
+    """Base class: subclasses set `name`, `module`, `requires` and return `hooks()`."""
+
+    name: ClassVar[str]
+    module: ClassVar[str]  # top-level module whose import arms the adapter
+    distribution: ClassVar[str]  # PyPI distribution providing `module`
+    supported: ClassVar[Callable[[str], bool]] = staticmethod(lambda version: True)
+    requires: ClassVar[str] = ""  # human-readable requirement, e.g. "ag2>=0.13.3,<1"
+
+    def __init__(self) -> None:
+        self._originals: list[tuple[Any, str, Any]] = []
+
+    def hooks(self) -> Sequence[Hook]:
+        raise NotImplementedError
+
+    # -- availability ------------------------------------------------------------------------
+    @classmethod
+    def is_available(cls) -> bool:
+        return importlib.util.find_spec(cls.module) is not None
+
+    def check_available(self) -> None:
+        if not self.is_available():
+            raise AdapterUnavailable(
+                f"adapter {self.name!r} needs {self.requires or self.distribution}, which is not "
+                f"installed (pip install 'symtrace[{self.name}]')"
+            )
+        try:
+            version = metadata.version(self.distribution)
+        except metadata.PackageNotFoundError as exc:
+            raise AdapterUnavailable(
+                f"adapter {self.name!r}: module {self.module} is importable but distribution "
+                f"{self.distribution} is not installed; it needs {self.requires}"
+            ) from exc
+        if not type(self).supported(version):
+            raise AdapterUnavailable(
+                f"adapter {self.name!r} supports {self.requires}; installed {self.distribution} "
+                f"is {version}"
+            )
+
+    # -- install / uninstall -----------------------------------------------------------------
+    @property
+    def installed(self) -> bool:
+        return bool(self._originals)
+
+    def install(self) -> None:
+        if self._originals:
+            raise AdapterAlreadyInstalled(f"adapter {self.name!r} is already installed")
+        self.check_available()
+        resolved = [(hook, *resolve_target(hook.target)) for hook in self.hooks()]
+        try:
+            for hook, owner, attribute, original in resolved:
+                function = (
+                    original.__func__
+                    if isinstance(original, classmethod | staticmethod)
+                    else original
+                )
+                replacement = hook.wrap(function)
+                if isinstance(original, classmethod):
+                    replacement = classmethod(replacement)
+                elif isinstance(original, staticmethod):
+                    replacement = staticmethod(replacement)
+                setattr(owner, attribute, replacement)
+                self._originals.append((owner, attribute, original))
+        except BaseException:
+            self.uninstall()
+            raise
+
+    def uninstall(self) -> None:
+        while self._originals:
+            owner, attribute, original = self._originals.pop()
+            setattr(owner, attribute, original)
+
+
+__all__ = [  # the contract: the names adapters may rely on
+    "JSON_CODEC",
+    "TOOL",
+    "BoundaryCall",
+    "Codec",
+    "Hook",
+    "PatchingAdapter",
+    "ReplayedToolError",
+    "Wrapper",
+    "acall_tool",
+    "active",
+    "call_tool",
+    "context",
+    "error_outcome",
+    "final_result",
+    "instance_lane",
+    "resolve_target",
+]

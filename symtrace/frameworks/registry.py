@@ -1,0 +1,164 @@
+"""Finding adapters by name, and arming them without importing their framework.
+
+Adapters register under the entry-point group `symtrace.adapters` (`ag2`, `crewai`,
+`autogen_agentchat`). `resolve(None)` arms every registered adapter whose framework is
+installed; `resolve(["crewai"])` arms exactly that one and fails loudly (AdapterUnavailable)
+when its framework is missing. An unknown name is AdapterNotFound.
+
+Arming is lazy: importing symtrace, or starting a recording, never imports a framework. An
+armed adapter installs its hooks right after its framework's top-level module is first
+imported (a post-import hook on sys.meta_path), or at once if it already is.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+import threading
+from collections.abc import Sequence
+from importlib import metadata
+from types import ModuleType
+from typing import Any, ClassVar
+
+from symtrace.errors import AdapterError, AdapterNotFound
+from symtrace.frameworks import refusals as unsupported_frameworks
+
+GROUP = "symtrace.adapters"
+
+
+def registered() -> dict[str, Any]:
+    """name -> entry point, sorted by name; duplicate names are an error."""
+    out: dict[str, Any] = {}
+    for ep in metadata.entry_points(group=GROUP):
+        if ep.name in out and out[ep.name].value != ep.value:
+            raise AdapterNotFound(f"two adapters are registered as {ep.name!r}")
+        out[ep.name] = ep
+    return dict(sorted(out.items()))
+
+
+def load(name: str) -> Any:
+    entries = registered()
+    if name not in entries:
+        known = ", ".join(entries) or "none installed"
+        raise AdapterNotFound(f"no symtrace adapter named {name!r} (known: {known})")
+    try:
+        factory = entries[name].load()
+    except Exception as exc:  # any failure to import an adapter is reported typed
+        raise AdapterError(
+            f"symtrace adapter {name!r} ({entries[name].value}) failed to load: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    return factory()
+
+
+class Armed:
+    """An adapter waiting for its framework's import (or installed, once it happened)."""
+
+    def __init__(self, adapter: Any) -> None:
+        self.adapter = adapter
+        self.name: str = adapter.name
+        self._lock = threading.Lock()
+        self._active = False
+
+    def install(self) -> None:
+        self._active = True
+        if self.adapter.module in sys.modules:
+            self._install_now()
+        else:
+            _ImportWatcher.watch(self.adapter.module, self)
+
+    def on_import(self) -> None:
+        if self._active:
+            self._install_now()
+
+    def _install_now(self) -> None:
+        with self._lock:
+            if self._active and not self.adapter.installed:
+                self.adapter.install()
+
+    def uninstall(self) -> None:
+        with self._lock:
+            self._active = False
+            _ImportWatcher.unwatch(self.adapter.module, self)
+            if self.adapter.installed:
+                self.adapter.uninstall()
+
+
+def resolve(names: Sequence[str] | None) -> list[Armed]:
+    """Adapters to arm: the named ones (each must be available), or every available one.
+
+    Every session starts here, so this is also where frameworks symtrace cannot see are
+    refused (symtrace.frameworks.refusals): already imported, or imported later.
+    """
+    unsupported_frameworks.check_imported()
+    unsupported_frameworks.arm()
+    if names is None:
+        chosen = []
+        for name in registered():
+            adapter = load(name)
+            if adapter.is_available():
+                chosen.append(adapter)
+    else:
+        chosen = [load(name) for name in sorted(set(names))]
+        for adapter in chosen:
+            adapter.check_available()
+    return [Armed(adapter) for adapter in chosen]
+
+
+class _ImportWatcher(importlib.abc.MetaPathFinder):
+    """Runs callbacks right after a watched top-level module has been executed."""
+
+    _watchers: ClassVar[dict[str, list[Armed]]] = {}
+    _instance: _ImportWatcher | None = None
+    _lock = threading.RLock()
+
+    @classmethod
+    def watch(cls, module: str, armed: Armed) -> None:
+        with cls._lock:
+            cls._watchers.setdefault(module, []).append(armed)
+            if cls._instance is None:
+                cls._instance = cls()
+                sys.meta_path.insert(0, cls._instance)
+
+    @classmethod
+    def unwatch(cls, module: str, armed: Armed) -> None:
+        with cls._lock:
+            watchers = cls._watchers.get(module, [])
+            if armed in watchers:
+                watchers.remove(armed)
+            if not watchers:
+                cls._watchers.pop(module, None)
+            if not cls._watchers and cls._instance is not None:
+                if cls._instance in sys.meta_path:
+                    sys.meta_path.remove(cls._instance)
+                cls._instance = None
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname not in self._watchers:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _NotifyingLoader(spec.loader, fullname)
+                return spec
+        return None
+
+
+class _NotifyingLoader(importlib.abc.Loader):
+    def __init__(self, inner: Any, fullname: str) -> None:
+        self._inner = inner
+        self._fullname = fullname
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self._inner.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self._inner.exec_module(module)
+        for armed in list(_ImportWatcher._watchers.get(self._fullname, [])):
+            armed.on_import()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)

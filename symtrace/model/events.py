@@ -1,0 +1,192 @@
+"""Events: the nodes of a bundle's event-dependency graph G, in observed order O.
+
+An event is plain frozen data, no I/O. Node types follow the paper: an `agent_action` is one
+LLM decision (request and response together), a tool invocation is a `tool_call` node (the
+arguments) followed by a `tool_result` node (the observation or the exception, as data), and a
+run ends in one `final_result` node.
+
+Event ids are `<type>_<ordinal>` (ordinal per type, four digits), assigned at record time in
+the order boundaries were crossed: never uuids or timestamps, so the same id names the same
+event in every replay of the bundle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from symtrace.model.canonical import JSONValue
+from symtrace.model.hashing import digest
+
+
+class EventType(StrEnum):
+    AGENT_ACTION = "agent_action"
+    TOOL_CALL = "tool_call"
+    TOOL_RESULT = "tool_result"
+    FINAL_RESULT = "final_result"
+
+
+# Completion-order stamps (event meta keys), written by the session, read by replay
+# (symtrace.replay.completion_order explains the order they encode).
+COMPLETED = "completed"  # meta key: rank of the event's result in the completion order
+ABANDONED = "abandoned"  # meta key: an LLM call whose response never reached the program
+RESULT_TYPES = (EventType.AGENT_ACTION, EventType.TOOL_RESULT)  # events that hand a result back
+
+
+class EdgeKind(StrEnum):
+    DATA = "data"  # the target's request contains a value the source produced
+    CONTROL = "control"  # lane order: the source came before the target in the same lane
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    source: str
+    kind: EdgeKind
+
+    def to_json(self) -> dict[str, str]:
+        return {"source": self.source, "kind": self.kind.value}
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One node of G.
+
+    `request` is the canonical request (what matching compares); `response` is what the
+    boundary returned (what replay serves). `content_hash` digests the fields that must agree
+    when the event is materialised again: type, lane, request and response hashes.
+    """
+
+    id: str
+    position: int
+    type: EventType
+    lane: str
+    agent: str | None = None
+    reason: str | None = None
+    parents: tuple[Edge, ...] = ()
+    request: JSONValue = None
+    request_hash: str | None = None
+    response: JSONValue = None
+    response_hash: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    content_hash: str = ""
+
+    @property
+    def is_llm(self) -> bool:
+        return self.type is EventType.AGENT_ACTION
+
+    @property
+    def parent_ids(self) -> tuple[str, ...]:
+        return tuple(edge.source for edge in self.parents)
+
+    def with_hashes(self) -> Event:
+        """Return a copy with request/response/content hashes computed from the content."""
+        request_hash = digest(self.request) if self.request is not None else None
+        response_hash = digest(self.response) if self.response is not None else None
+        content = {
+            "type": self.type.value,
+            "lane": self.lane,
+            "request_hash": request_hash,
+            "response_hash": response_hash,
+        }
+        return replace(
+            self,
+            request_hash=request_hash,
+            response_hash=response_hash,
+            content_hash=digest(content),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "position": self.position,
+            "type": self.type.value,
+            "lane": self.lane,
+            "agent": self.agent,
+            "reason": self.reason,
+            "parents": [edge.to_json() for edge in self.parents],
+            "request": self.request,
+            "request_hash": self.request_hash,
+            "response": self.response,
+            "response_hash": self.response_hash,
+            "meta": self.meta,
+            "content_hash": self.content_hash,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Event:
+        return cls(
+            id=data["id"],
+            position=int(data["position"]),
+            type=EventType(data["type"]),
+            lane=data["lane"],
+            agent=data.get("agent"),
+            reason=data.get("reason"),
+            parents=tuple(Edge(p["source"], EdgeKind(p["kind"])) for p in data.get("parents", [])),
+            request=data.get("request"),
+            request_hash=data.get("request_hash"),
+            response=data.get("response"),
+            response_hash=data.get("response_hash"),
+            meta=dict(data.get("meta") or {}),
+            content_hash=data.get("content_hash", ""),
+        )
+
+
+def event_id(event_type: EventType, ordinal: int) -> str:
+    return f"{event_type.value}_{ordinal:04d}"
+
+
+def summarize(value: JSONValue, limit: int = 60) -> str:
+    """A one-line human summary of a request or response, for tables and reports."""
+    text = _summary_text(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _summary_text(value: JSONValue) -> str:
+    if isinstance(value, dict):
+        body = value.get("body", value)
+        if isinstance(body, dict):
+            messages = body.get("messages")
+            if isinstance(messages, list) and messages:
+                last = messages[-1]
+                if isinstance(last, dict):
+                    return f"{last.get('role', '?')}: {_content_text(last)}"
+            choices = body.get("choices")
+            if isinstance(choices, list) and choices:
+                message = choices[0].get("message", {}) if isinstance(choices[0], dict) else {}
+                calls = message.get("tool_calls") or []
+                if calls:
+                    names = [c.get("function", {}).get("name", "?") for c in calls]
+                    return "→ tool_calls " + ", ".join(names)
+                return str(message.get("content") or "")
+        if "chunks" in value:
+            return f"[stream {len(value['chunks'])} chunks] {value.get('text', '')}"
+        if "tool" in value:
+            return f"{value['tool']}({_short_json(value.get('arguments'))})"
+        if "ok" in value:
+            if value["ok"]:
+                return _short_json(value.get("value"))
+            error = value.get("error") or {}
+            return f"! {error.get('type')}: {error.get('message')}"
+    return _short_json(value)
+
+
+def _content_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return " ".join(part.get("text", "") for part in content if isinstance(part, dict))
+    if content is None and message.get("tool_calls"):
+        return "tool_calls " + ", ".join(
+            c.get("function", {}).get("name", "?") for c in message["tool_calls"]
+        )
+    return str(content or "")
+
+
+def _short_json(value: JSONValue) -> str:
+    import orjson
+
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:
+        return repr(value)

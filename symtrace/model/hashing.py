@@ -1,0 +1,32 @@
+"""Content digests: `"sha256:<hex>"` over canonical bytes."""
+
+from __future__ import annotations
+
+import hashlib
+
+from symtrace.model.canonical import canonical_bytes
+
+PREFIX = "sha256:"
+
+
+def digest_bytes(data: bytes) -> str:
+    return PREFIX + hashlib.sha256(data).hexdigest()
+
+
+def digest(value: object) -> str:
+    """Digest of *value*'s canonical JSON form."""
+    return digest_bytes(canonical_bytes(value))
+
+
+def is_digest(text: object) -> bool:
+    return (
+        isinstance(text, str)
+        and text.startswith(PREFIX)
+        and len(text) == len(PREFIX) + 64
+        and all(c in "0123456789abcdef" for c in text[len(PREFIX) :])
+    )
+
+
+def short(d: str, n: int = 10) -> str:
+    """A short, human-readable prefix of a digest."""
+    return d[len(PREFIX) : len(PREFIX) + n] if d.startswith(PREFIX) else d[:n]

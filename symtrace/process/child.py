@@ -1,0 +1,149 @@
+"""The session inside a program started by `symtrace record/replay -- CMD`.
+
+The parent process (runner.py) prepares the bundle and passes everything through environment
+variables (see `ENV_*`). Here the session is started before the program runs and, at exit,
+the child hands back what only it knows: the declared final value and, for replays, the
+first divergence or the lineage of a child bundle. The parent finalizes; the child never
+completes a bundle itself.
+
+Only the first Python process is instrumented: SYMTRACE_CHILD is cleared once the session
+starts, so a grandchild process does not write into the same bundle.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import random
+from typing import Any
+
+import orjson
+
+from symtrace.boundaries import guard
+from symtrace.boundaries import http as http_boundary
+from symtrace.bundle.reader import load_bundle
+from symtrace.bundle.writer import BundleWriter, atomic_write
+from symtrace.errors import ReplayDivergence
+from symtrace.frameworks import refusals as unsupported_frameworks
+from symtrace.frameworks import registry as adapter_registry
+from symtrace.model.canonical import to_json_value
+from symtrace.model.redaction import Redactor
+from symtrace.model.runtime_info import version_warnings
+from symtrace.record.recorder import Recorder
+from symtrace.replay.replayer import Replayer
+from symtrace.session.core import Session, activate, deactivate
+
+ENV_MODE = "SYMTRACE_CHILD"  # "record" | "replay"
+ENV_BUNDLE = "SYMTRACE_BUNDLE"  # record: bundle to append to; replay: bundle to replay
+ENV_CHILD_BUNDLE = "SYMTRACE_CHILD_BUNDLE"  # replay with anchor: staged child bundle dir
+ENV_REPORT = "SYMTRACE_REPORT"  # where the child writes its hand-back JSON
+ENV_ANCHOR = "SYMTRACE_ANCHOR"
+ENV_GUIDANCE = "SYMTRACE_GUIDANCE"
+ENV_PLACEMENT = "SYMTRACE_PLACEMENT"
+ENV_ADAPTERS = "SYMTRACE_ADAPTERS"  # "auto" or comma-separated names
+ENV_SECRETS = "SYMTRACE_SECRET_VALUES_FROM"  # comma-separated env var names holding secrets
+
+
+def start() -> None:
+    mode = os.environ.pop(ENV_MODE, "")
+    secrets = [os.environ.get(n, "") for n in os.environ.get(ENV_SECRETS, "").split(",") if n]
+    redactor = Redactor.from_environment(secrets)
+    names = os.environ.get(ENV_ADAPTERS, "auto")
+    armed = adapter_registry.resolve(
+        None if names == "auto" else [n for n in names.split(",") if n]
+    )
+    session: Session
+    if mode == "record":
+        writer = BundleWriter.reopen(os.environ[ENV_BUNDLE], redactor=redactor)
+        session = Recorder(writer, redactor)
+        seed = writer.manifest["initial_state"]["random_seed"]
+        hand_back = _record_hand_back(session, writer)
+    elif mode == "replay":
+        bundle = load_bundle(os.environ[ENV_BUNDLE])
+        child_dir = os.environ.get(ENV_CHILD_BUNDLE)
+        writer = BundleWriter.reopen(child_dir, redactor=redactor) if child_dir else None
+        session = Replayer(
+            bundle,
+            redactor,
+            anchor=os.environ.get(ENV_ANCHOR) or None,
+            guidance=os.environ.get(ENV_GUIDANCE),
+            placement=os.environ.get(ENV_PLACEMENT, "user"),
+            writer=writer,
+            warnings=version_warnings(bundle.config.get("versions", {})),
+        )
+        seed = bundle.initial_state.get("random_seed")
+        hand_back = _replay_hand_back(session, writer)
+    else:
+        raise RuntimeError(f"unknown {ENV_MODE} mode {mode!r}")
+    activate(session)
+    if isinstance(session, Replayer):
+        guard.install(session.endpoints(), session.block_live)
+    http_boundary.install()
+    for adapter in armed:
+        adapter.install()
+    random.seed(seed)
+
+    def at_exit() -> None:
+        session.adapters_used = sorted(a.name for a in armed if a.adapter.installed)
+        for adapter in reversed(armed):
+            adapter.uninstall()
+        http_boundary.finish_open_streams()
+        http_boundary.uninstall()
+        if isinstance(session, Replayer):
+            guard.uninstall()
+        deactivate(session)
+        hand_back()
+
+    atexit.register(at_exit)
+    _write_report({"status": "started"})
+
+
+def _record_hand_back(session: Session, writer: BundleWriter) -> Any:
+    def hand_back() -> None:
+        writer.close()
+        _write_report(
+            {
+                "status": "recorded",
+                "adapters_used": session.adapters_used,
+                "has_final_value": session.has_final_value,
+                "final_value": to_json_value(session.final_value),
+                # the program may have caught the refusal: the parent must not keep the bundle
+                "refused": unsupported_frameworks.refused(),
+            }
+        )
+
+    return hand_back
+
+
+def _replay_hand_back(session: Replayer, writer: BundleWriter | None) -> Any:
+    def hand_back() -> None:
+        report: dict[str, Any] = {
+            "final_value": to_json_value(session.final_value),
+            "has_final_value": session.has_final_value,
+        }
+        try:
+            session.close()
+        except ReplayDivergence as divergence:
+            report.update(
+                status="diverged",
+                kind=type(divergence).__name__,
+                report=divergence.report.to_json(),
+                rendered=divergence.report.render(),
+            )
+        else:
+            report["status"] = "replayed"
+            if session.live_intervention is not None:
+                report["lineage"] = session.lineage(os.environ[ENV_BUNDLE])
+        if writer is not None:
+            writer.close()
+        _write_report(report)
+
+    return hand_back
+
+
+def _write_report(data: dict[str, Any]) -> None:
+    path = os.environ.get(ENV_REPORT)
+    if path:
+        from pathlib import Path
+
+        atomic_write(Path(path), orjson.dumps(data, option=orjson.OPT_SORT_KEYS))

@@ -1,0 +1,363 @@
+"""Running a program under symtrace in a child process: `symtrace record/replay -- CMD`.
+
+The parent prepares the bundle, starts the program with the bootstrap on its PYTHONPATH, tees
+its standard output (kept in the bundle; the final_result node holds its tail), waits, and
+finalizes from what the child handed back. Exit codes: the program's own on success; the
+`EXIT_*` codes of symtrace.errors for symtrace's own failures (divergence = 90).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from symtrace.bundle.format import KIND_RECORDING
+from symtrace.bundle.manifest import child_manifest, new_manifest, new_seed
+from symtrace.bundle.reader import Bundle, load_bundle
+from symtrace.bundle.writer import BundleWriter
+from symtrace.errors import (
+    EXIT_DIVERGED,
+    BundleExistsError,
+    BundleWriteError,
+    SymtraceError,
+)
+from symtrace.frameworks.refusals import UnsupportedFrameworkError
+from symtrace.frameworks.registry import resolve as resolve_adapters
+from symtrace.model.divergence import DivergenceReport
+from symtrace.model.intervention import validate_placement
+from symtrace.model.redaction import REDACTED, SECRET_ENV_NAME, Redactor
+from symtrace.model.runtime_info import version_warnings
+from symtrace.process import child as child_env
+from symtrace.record.outcome import complete_bundle
+from symtrace.replay.anchors import resolve_anchor
+
+BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the directory holding the symtrace package
+ENV_PREFIXES = (
+    "OPENAI_",
+    "SYMTRACE_",
+    "CREWAI_",
+    "OTEL_",
+    "AUTOGEN",
+    "AG2",
+    "PYTHONHASHSEED",
+    "TZ",
+    "LANG",
+    "LC_",
+    "TIKTOKEN_",
+)
+PLACEHOLDER_SECRET = "symtrace-redacted"
+
+
+@dataclass(frozen=True)
+class ReplayOutcome:
+    exit_code: int
+    program_exit_code: int | None
+    recorded_exit_code: int | None
+    diverged: bool
+    report: DivergenceReport | None
+    report_json: dict[str, Any] | None
+    child_bundle: Path | None
+    resolved_anchor: str | None
+    anchor_note: str | None
+    stdout: bytes
+
+
+@dataclass(frozen=True)
+class RecordOutcome:
+    exit_code: int
+    bundle: Path
+    events: int
+    stdout: bytes
+
+
+def captured_env(extra: Sequence[str] = ()) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIXES) or k in extra}
+    keep.pop(child_env.ENV_MODE, None)
+    return dict(sorted(keep.items()))
+
+
+def record_command(
+    out: str | os.PathLike[str],
+    command: Sequence[str],
+    *,
+    task: Any = None,
+    state: Any = None,
+    config: Any = None,
+    seed: int | None = None,
+    secret_envs: Sequence[str] = (),
+    adapters: Sequence[str] | None = None,
+    env_keep: Sequence[str] = (),
+    force: bool = False,
+    quiet: bool = False,
+) -> RecordOutcome:
+    """Record one run of *command* into a new bundle at *out*."""
+    if not command:
+        raise ValueError("no command to record (give it after --)")
+    redactor = Redactor.from_environment([os.environ.get(n, "") for n in secret_envs])
+    armed = resolve_adapters(adapters)  # fail before starting anything
+    seed = new_seed() if seed is None else seed
+    hash_seed = os.environ.get("PYTHONHASHSEED") or str(new_seed() % 4294967295)
+    env = captured_env(env_keep)
+    cmd = {"argv": list(command), "cwd": os.getcwd(), "env": redactor.scrub_env(env)}
+    manifest = new_manifest(
+        kind=KIND_RECORDING,
+        task=task,
+        state=state,
+        config=config,
+        seed=seed,
+        hash_seed=hash_seed,
+        adapters=[a.name for a in armed],
+        command=cmd,
+    )
+    writer = BundleWriter(out, manifest, redactor=redactor, overwrite=force).open()
+    writer.close()
+    child_vars = {
+        child_env.ENV_MODE: "record",
+        child_env.ENV_BUNDLE: str(Path(out).resolve()),
+        child_env.ENV_ADAPTERS: ",".join(a.name for a in armed) if adapters is not None else "auto",
+        child_env.ENV_SECRETS: ",".join(secret_envs),
+        "PYTHONHASHSEED": hash_seed,
+    }
+    with tempfile.TemporaryDirectory(prefix="symtrace-") as tmp:
+        report_path = Path(tmp) / "hand-back.json"
+        child_vars[child_env.ENV_REPORT] = str(report_path)
+        code, stdout = _run(command, os.getcwd(), {**os.environ, **child_vars}, quiet)
+        hand_back = _read_json(report_path)
+    if hand_back.get("refused"):  # a bundle without the framework's LLM calls would mislead
+        shutil.rmtree(out, ignore_errors=True)
+        raise UnsupportedFrameworkError(hand_back["refused"])
+    writer = BundleWriter.reopen(out, redactor=redactor)
+    if hand_back.get("status") not in ("recorded",):
+        status = "not_instrumented" if not hand_back else "killed"
+        writer.mark(outcome={"status": status, "exit_code": code, "error": None})
+        writer.close()
+        if not hand_back:
+            raise SymtraceError(
+                f"the program was not instrumented (exit code {code}); is symtrace importable "
+                "by its interpreter?"
+            )
+        return RecordOutcome(code, Path(out), len(writer.events), stdout)
+    if adapters is None:  # auto: replay needs exactly the frameworks the program imported
+        writer.manifest["config"]["adapters"] = hand_back.get("adapters_used", [])
+    complete_bundle(
+        writer,
+        exit_code=code,
+        value=hand_back.get("final_value"),
+        stdout=stdout,
+        status="ok" if code == 0 else "error",
+    )
+    return RecordOutcome(code, Path(out), len(writer.events), stdout)
+
+
+def replay_bundle(
+    bundle_path: str | os.PathLike[str],
+    *,
+    anchor: str | None = None,
+    guidance: str | None = None,
+    placement: str = "user",
+    out: str | os.PathLike[str] | None = None,
+    command: Sequence[str] | None = None,
+    report_json: str | os.PathLike[str] | None = None,
+    quiet: bool = False,
+    force: bool = False,
+    adapters: Sequence[str] | None = None,
+    set_env: dict[str, str] | None = None,
+) -> ReplayOutcome:
+    """Restart the recorded program and replay it (strict, or selective with *anchor*).
+
+    The program restarts with the recorded argv, cwd and captured environment subset;
+    *command* replaces the argv, *set_env* overrides variables (e.g. the endpoint a live
+    suffix should use).
+    """
+    bundle = load_bundle(bundle_path)
+    validate_placement(placement)
+    resolved = resolve_anchor(bundle, anchor) if anchor else None
+    if anchor and out is None:
+        out = f"{Path(bundle_path).as_posix().rstrip('/')}-{resolved.event_id}"  # type: ignore[union-attr]
+    if out is not None and Path(out, "manifest.json").exists() and not force:
+        raise BundleExistsError(f"{out} already holds a bundle; choose another path or --force")
+    if report_json is not None:
+        _check_writable(Path(report_json))
+    recorded_cmd = bundle.config.get("command") or {}
+    argv = list(command) if command else list(recorded_cmd.get("argv") or [])
+    if not argv:
+        raise SymtraceError(
+            f"{bundle_path} was recorded in-process (no command); give the command after --"
+        )
+    cwd = recorded_cmd.get("cwd") or os.getcwd()
+    if not Path(cwd).is_dir():
+        cwd = os.getcwd()
+    names = adapters if adapters is not None else bundle.config.get("adapters", [])
+    armed = resolve_adapters(list(names))
+    redactor = Redactor.from_environment()
+    env = {**_replay_env(bundle, recorded_cmd.get("env") or {}), **(set_env or {})}
+    staged: Path | None = None
+    if resolved is not None and out is not None:
+        manifest = child_manifest(bundle, [a.name for a in armed])
+        writer = BundleWriter(out, manifest, redactor=redactor, overwrite=force, staging=True)
+        writer.open()
+        writer.close()
+        staged = writer._dir
+    child_vars = {
+        child_env.ENV_MODE: "replay",
+        child_env.ENV_BUNDLE: str(Path(bundle_path).resolve()),
+        child_env.ENV_ADAPTERS: ",".join(a.name for a in armed),
+        child_env.ENV_ANCHOR: resolved.event_id if resolved else "",
+        child_env.ENV_GUIDANCE: guidance or "",
+        child_env.ENV_PLACEMENT: placement,
+    }
+    if staged is not None:
+        child_vars[child_env.ENV_CHILD_BUNDLE] = str(staged.resolve())
+    try:
+        with tempfile.TemporaryDirectory(prefix="symtrace-") as tmp:
+            report_path = Path(tmp) / "hand-back.json"
+            child_vars[child_env.ENV_REPORT] = str(report_path)
+            code, stdout = _run(argv, cwd, {**env, **child_vars}, quiet)
+            hand_back = _read_json(report_path)
+    except BaseException:
+        if staged is not None:
+            shutil.rmtree(staged, ignore_errors=True)
+        raise
+    recorded_final = bundle.final_result()
+    recorded_code = (recorded_final.response or {}).get("exit_code") if recorded_final else None
+    diverged = hand_back.get("status") != "replayed"
+    report = None
+    child_bundle = None
+    if diverged:
+        if staged is not None:
+            shutil.rmtree(staged, ignore_errors=True)
+        if hand_back.get("status") == "diverged":
+            report = DivergenceReport.from_json(hand_back["report"])
+        else:
+            hand_back = {"status": "incomplete", "rendered": _UNVERIFIED.format(code=code)}
+    elif staged is not None and resolved is not None:
+        child_bundle = _complete_child(
+            staged, Path(out), hand_back, resolved, code, stdout, redactor
+        )
+    if report_json is not None:
+        Path(report_json).write_bytes(
+            orjson.dumps(hand_back, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
+        )
+    return ReplayOutcome(
+        exit_code=EXIT_DIVERGED if diverged else code,
+        program_exit_code=code,
+        recorded_exit_code=recorded_code,
+        diverged=diverged,
+        report=report,
+        report_json=hand_back,
+        child_bundle=child_bundle,
+        resolved_anchor=resolved.event_id if resolved else None,
+        anchor_note=resolved.note if resolved else None,
+        stdout=stdout,
+    )
+
+
+_UNVERIFIED = (
+    "[SYM-R104] the replayed program ended without handing back a replay report (exit code "
+    "{code}): it was killed, called os._exit, or was not instrumented; the replay is not "
+    "verified"
+)
+
+
+def _complete_child(
+    staged: Path,
+    final: Path,
+    hand_back: dict[str, Any],
+    resolved: Any,
+    code: int,
+    stdout: bytes,
+    redactor: Redactor,
+) -> Path:
+    """Append the final result to the staged child bundle and move it into place."""
+    writer = BundleWriter.reopen(staged, redactor=redactor)
+    lineage = hand_back.get("lineage") or {}
+    lineage.update(requested_anchor=resolved.requested, anchor_note=resolved.note)
+    complete_bundle(
+        writer,
+        exit_code=code,
+        value=hand_back.get("final_value"),
+        stdout=stdout,
+        status="ok" if code == 0 else "error",
+        lineage=lineage,
+    )
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(staged, final)
+    return final
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def _replay_env(bundle: Bundle, recorded: dict[str, str]) -> dict[str, str]:
+    env = dict(os.environ)
+    for key, value in recorded.items():
+        if value == REDACTED or SECRET_ENV_NAME.search(key):
+            env.setdefault(key, PLACEHOLDER_SECRET)  # a live suffix needs the real key
+        else:
+            env[key] = value
+    hash_seed = bundle.initial_state.get("hash_seed")
+    if hash_seed:
+        env["PYTHONHASHSEED"] = str(hash_seed)
+    return env
+
+
+def _run(argv: Sequence[str], cwd: str, env: dict[str, str], quiet: bool) -> tuple[int, bytes]:
+    argv = list(argv)
+    if argv and argv[0] in ("python", "python3"):
+        argv[0] = sys.executable  # the interpreter symtrace runs in, where it is importable
+    paths = [str(BOOTSTRAP_DIR), str(PACKAGE_ROOT)]
+    if env.get("PYTHONPATH"):
+        paths.append(env["PYTHONPATH"])
+    env = {**env, "PYTHONPATH": os.pathsep.join(paths)}
+    try:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE)
+    except OSError as exc:
+        raise SymtraceError(f"cannot start {argv[0]!r}: {exc}") from exc
+    captured: list[bytes] = []
+    sink: IO[bytes] | None = None if quiet else sys.stdout.buffer
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for chunk in iter(lambda: proc.stdout.read1(65536), b""):  # type: ignore[union-attr]
+            captured.append(chunk)
+            if sink is not None:
+                sink.write(chunk)
+                sink.flush()
+
+    thread = threading.Thread(target=pump, daemon=True)
+    thread.start()
+    try:
+        code = proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()
+        code = proc.wait()
+    thread.join()
+    if code < 0:
+        code = 128 - code
+    return code, b"".join(captured)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        return orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+
+
+def _check_writable(path: Path) -> None:
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise BundleWriteError(f"cannot write {path}: {parent} is not a writable directory")
+
+
+__all__ = ["RecordOutcome", "ReplayOutcome", "record_command", "replay_bundle", "version_warnings"]

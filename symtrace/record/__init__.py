@@ -1,0 +1,1 @@
+"""Recording: the `Recorder` session and the completion of a bundle (`outcome`)."""

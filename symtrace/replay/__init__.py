@@ -1,0 +1,1 @@
+"""Fail-closed replay: the `Replayer`, completion-order delivery, anchor resolution."""

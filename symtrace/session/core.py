@@ -1,0 +1,324 @@
+"""Sessions: the one object every boundary hook talks to.
+
+A hook (the httpx transport patch, a tool wrapper, a framework adapter) turns what it
+intercepted into a `BoundaryCall` and asks the active session to `begin()` it. The answer is a
+`Ticket`: either *serve this recorded result* or *go live* (with the request to send, which a
+selective replay may have augmented with guidance). After a live call the hook reports the
+result with `finish()`. Hooks never know which mode is active: recording, strict replay and
+selective replay differ only in the session.
+
+This module holds the common machinery (ids, positions, graph, writing) and the Recorder.
+The Replayer lives in replayer.py.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from symtrace.bundle.writer import BundleWriter
+from symtrace.errors import SessionError
+from symtrace.model.canonical import JSONValue, to_json_value
+from symtrace.model.events import (
+    ABANDONED,
+    COMPLETED,
+    RESULT_TYPES,
+    Edge,
+    EdgeKind,
+    Event,
+    EventType,
+    event_id,
+)
+from symtrace.model.graph import GraphBuilder
+from symtrace.model.hashing import digest
+from symtrace.model.intervention import Intervention
+from symtrace.model.redaction import Redactor
+from symtrace.session import context
+from symtrace.session.context import Attribution
+from symtrace.session.lanes import LaneIdentities
+
+LLM = "llm"
+TOOL = "tool"
+
+
+@dataclass(frozen=True, slots=True)
+class BoundaryCall:
+    """One intercepted call, in canonical (redacted) form."""
+
+    kind: str  # LLM | TOOL
+    request: JSONValue
+    attribution: Attribution
+    meta: dict[str, Any] = field(default_factory=dict)
+    request_hash: str = ""
+
+    @classmethod
+    def make(
+        cls,
+        kind: str,
+        request: JSONValue,
+        meta: dict[str, Any] | None = None,
+        attribution: Attribution | None = None,
+    ) -> BoundaryCall:
+        meta = dict(meta or {})
+        within = context.current_tool()
+        if within is not None:  # made by a tool body: replayed tools skip it with their body
+            meta["within"] = within
+        return cls(kind, request, attribution or context.current(), meta, digest(request))
+
+    @property
+    def event_type(self) -> EventType:
+        return EventType.AGENT_ACTION if self.kind == LLM else EventType.TOOL_CALL
+
+
+@dataclass(slots=True)
+class Ticket:
+    """The session's answer to begin(): serve `served`, or go live with `request`."""
+
+    call: BoundaryCall
+    event_id: str
+    position: int
+    parents: tuple[Edge, ...]
+    live: bool
+    request: JSONValue  # what to send when live (may carry guidance)
+    served: JSONValue = None  # recorded response (LLM) or tool outcome (TOOL) when not live
+    intervention: Intervention | None = None  # set on the anchor of a selective replay
+    completed: int | None = None  # completion rank reserved earlier (an abandoned stream)
+
+
+class Session:
+    """Shared machinery: event ids, positions, graph derivation, bundle writing."""
+
+    mode = "session"
+
+    def __init__(
+        self,
+        writer: BundleWriter | None,
+        redactor: Redactor,
+        first_ordinals: dict[EventType, int] | None = None,
+    ) -> None:
+        self.writer = writer
+        self.redactor = redactor
+        self.graph = GraphBuilder()
+        self.events: list[Event] = []
+        self.final_value: JSONValue = None
+        self.has_final_value = False
+        self.adapters_used: list[str] = []  # adapters whose framework was imported
+        self._ordinals: dict[EventType, int] = dict(first_ordinals or {})
+        self._position = 0
+        self._completions = 0  # rank of the next result handed to the program
+        self.lane_identities = LaneIdentities()
+        self._open: dict[str, Ticket] = {}  # live LLM calls whose response has not come yet
+        self._lock = threading.RLock()
+
+    # -- the hook-facing API -------------------------------------------------------------
+    def begin(self, call: BoundaryCall) -> Ticket:
+        raise NotImplementedError
+
+    async def abegin(self, call: BoundaryCall) -> Ticket:
+        """begin() for async hooks: a replayer may hold the call without blocking the loop."""
+        return self.begin(call)
+
+    def finish(self, ticket: Ticket, response: JSONValue) -> Event:
+        """Record a live call's result (LLM response or tool outcome); return the new event."""
+        with self._lock:
+            self._open.pop(ticket.event_id, None)
+            if ticket.call.kind == LLM:
+                return self._emit_new(ticket, EventType.AGENT_ACTION, ticket.request, response)
+            return self._emit_tool_result(ticket, response)
+
+    def declare_final(self, value: JSONValue) -> None:
+        with self._lock:
+            self.final_value = value
+            self.has_final_value = True
+
+    def close(self) -> None:
+        """End of the run; subclasses check what they must."""
+
+    def abandon_open(self) -> None:
+        """Record the LLM calls still waiting for a response as the session ends.
+
+        A call that was started but whose response never reached the program (its task was
+        cancelled, e.g. the loser of a race; or the run ended first) is part of the run: it is
+        written as an `agent_action` without response, `meta.abandoned`, no completion rank.
+        Replay matches it and holds it for good, until its caller gives up on it again.
+        """
+        with self._lock:
+            for ticket in sorted(self._open.values(), key=lambda t: t.position):
+                call = ticket.call
+                self._emit(
+                    Event(
+                        id=ticket.event_id,
+                        position=ticket.position,
+                        type=EventType.AGENT_ACTION,
+                        lane=call.attribution.lane,
+                        agent=call.attribution.agent,
+                        reason=call.attribution.reason,
+                        parents=ticket.parents,
+                        request=ticket.request,
+                        meta={**call.meta, ABANDONED: True},
+                    )
+                )
+            self._open.clear()
+
+    # -- shared internals ----------------------------------------------------------------
+    def scrub(self, request: JSONValue) -> JSONValue:
+        return self.redactor.scrub(request)
+
+    def _open_live(self, call: BoundaryCall, request: JSONValue) -> Ticket:
+        """Allocate id, position and parents for a call that runs live."""
+        with self._lock:
+            ident = self._next_id(call.event_type)
+            parents = self.graph.parents_for(
+                ident, call.event_type, call.attribution.lane, request, call.meta
+            )
+            ticket = Ticket(call, ident, self._next_position(), parents, True, request)
+            if call.kind == LLM:
+                self._open[ident] = ticket
+            if call.kind == TOOL:  # the tool_call node exists as soon as the call is made
+                self._emit(
+                    Event(
+                        id=ident,
+                        position=ticket.position,
+                        type=EventType.TOOL_CALL,
+                        lane=call.attribution.lane,
+                        agent=call.attribution.agent,
+                        reason=call.attribution.reason,
+                        parents=parents,
+                        request=request,
+                        meta=call.meta,
+                    )
+                )
+            return ticket
+
+    def reserve_completion(self) -> int:
+        """A completion rank for a result that reached the program before it is recorded."""
+        with self._lock:
+            rank = self._completions
+            self._completions += 1
+            return rank
+
+    def _emit_new(
+        self, ticket: Ticket, event_type: EventType, request: JSONValue, response: JSONValue
+    ) -> Event:
+        call = ticket.call
+        meta = call.meta if ticket.completed is None else {**call.meta, COMPLETED: ticket.completed}
+        return self._emit(
+            Event(
+                id=ticket.event_id,
+                position=ticket.position,
+                type=event_type,
+                lane=call.attribution.lane,
+                agent=call.attribution.agent,
+                reason=call.attribution.reason,
+                parents=ticket.parents,
+                request=request,
+                response=response,
+                meta=meta,
+            )
+        )
+
+    def _emit_tool_result(self, ticket: Ticket, outcome: JSONValue) -> Event:
+        call = ticket.call
+        ident = self._next_id(EventType.TOOL_RESULT)
+        return self._emit(
+            Event(
+                id=ident,
+                position=self._next_position(),
+                type=EventType.TOOL_RESULT,
+                lane=call.attribution.lane,
+                agent=call.attribution.agent,
+                reason=call.attribution.reason,
+                parents=(Edge(ticket.event_id, EdgeKind.DATA),),
+                response=outcome,
+                meta={k: v for k, v in call.meta.items() if k in ("call_id", "tool")},
+            )
+        )
+
+    def _emit(self, event: Event) -> Event:
+        event = self._stamped(event).with_hashes()
+        if self.writer is not None:
+            self.writer.write_event(event)
+        self.events.append(event)
+        self.graph.completed(event)
+        return event
+
+    def _stamped(self, event: Event) -> Event:
+        """Stamp a result-carrying event with its rank in the completion order (meta.completed).
+
+        Events are emitted when their result reaches the program, so the stamp is the global
+        order in which results were delivered, across lanes: what replay reproduces.
+        """
+        if event.type not in RESULT_TYPES or event.meta.get(ABANDONED) or COMPLETED in event.meta:
+            return event
+        return replace(event, meta={**event.meta, COMPLETED: self.reserve_completion()})
+
+    def _next_id(self, event_type: EventType) -> str:
+        ordinal = self._ordinals.get(event_type, 0)
+        self._ordinals[event_type] = ordinal + 1
+        return event_id(event_type, ordinal)
+
+    def _next_position(self) -> int:
+        position = self._position
+        self._position += 1
+        return position
+
+
+# -- the active session ----------------------------------------------------------------
+_active: Session | None = None
+_active_lock = threading.Lock()
+
+
+def active() -> Session | None:
+    return _active
+
+
+def activate(session: Session) -> None:
+    global _active
+    with _active_lock:
+        if _active is not None:
+            raise SessionError(
+                f"a symtrace {_active.mode} session is already active in this process; "
+                "sessions do not nest"
+            )
+        _active = session
+
+
+def deactivate(session: Session) -> None:
+    global _active
+    session.abandon_open()  # both the in-process and the CLI paths end a session here
+    with _active_lock:
+        if _active is session:
+            _active = None
+
+
+def run_boundary(call: BoundaryCall, invoke: Callable[[JSONValue], JSONValue]) -> JSONValue:
+    """Sync shell: begin, serve or invoke live, finish. Used by hooks without a session too."""
+    session = active()
+    if session is None:
+        return invoke(call.request)
+    ticket = session.begin(call)
+    if not ticket.live:
+        return ticket.served
+    result = invoke(ticket.request)
+    session.finish(ticket, result)
+    return result
+
+
+def final_result(value: Any) -> None:
+    """Declare the final output of the run under the active session (no-op without one)."""
+    session = active()
+    if session is not None:
+        session.declare_final(to_json_value(value))
+
+
+def instance_lane(obj: object, name: str) -> str:
+    """The lane of *obj* (an agent, a task, a manager) whose display name is *name*.
+
+    Outside a session this is *name*: nothing is recorded, so nothing needs telling apart.
+    """
+    session = active()
+    if session is None:
+        return name
+    return session.lane_identities.lane_for(obj, name)
