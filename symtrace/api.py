@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -30,7 +31,7 @@ from symtrace.bundle.format import KIND_RECORDING
 from symtrace.bundle.manifest import child_manifest, new_manifest, new_seed
 from symtrace.bundle.reader import load_bundle
 from symtrace.bundle.writer import BundleWriter
-from symtrace.errors import ReplayDivergence
+from symtrace.errors import RedactionError, ReplayDivergence
 from symtrace.frameworks import registry as adapter_registry
 from symtrace.model.canonical import JSONValue, to_json_value
 from symtrace.model.events import EventType
@@ -98,6 +99,9 @@ def record(
         try:
             yield handle
         except BaseException as exc:
+            if session.refusal is not None:  # a refused recording keeps nothing
+                _discard(writer, path)
+                raise RedactionError(session.refusal) from exc
             _note_adapters_used(writer, names, adapters)
             complete_bundle(
                 writer,
@@ -108,7 +112,15 @@ def record(
             )
             raise
         _note_adapters_used(writer, names, adapters)
+    if session.refusal is not None:  # the block caught the refusal: still keep nothing
+        _discard(writer, path)
+        raise RedactionError(session.refusal)
     complete_bundle(writer, exit_code=None, value=session.final_value, status="ok")
+
+
+def _discard(writer: BundleWriter, path: str | os.PathLike[str]) -> None:
+    writer.abort()
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @contextmanager

@@ -136,8 +136,9 @@ def is_llm_request(request: httpx.Request) -> bool:
 
 def to_call(request: httpx.Request, scrub: Callable[[JSONValue], JSONValue]) -> BoundaryCall:
     body = _parse_body(request.content)
-    http = canonical_http_request(
-        request.method, request.url.path, request.url.query.decode(), scrub(body)
+    # The whole request (query included: `?api_key=…`) is redacted before it is hashed.
+    http = scrub(
+        canonical_http_request(request.method, request.url.path, request.url.query.decode(), body)
     )
     meta = {"host": request.url.host, "port": request.url.port}
     if is_llm_request(request):

@@ -2,8 +2,8 @@
 
 Every LLM request re-sends the whole conversation, so storing requests verbatim makes a bundle
 grow with the square of the conversation length. Instead each sizeable string or object in a
-request or response is stored once under its digest (`blobs/sha256-<hex>.json`) and replaced
-in the event line by `{"$blob": "sha256:<hex>"}`; the next request re-uses the refs.
+request or response is stored once under its digest (one line of the blob pack, blobs.jsonl)
+and replaced in the event line by `{"$blob": "sha256:<hex>"}`; the next request re-uses the refs.
 
 Splitting is bottom-up: a long message content becomes a blob, then the (now small) message
 object is kept inline or stored as a blob of its own if still large. A list of objects (the
@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from symtrace.model.canonical import JSONValue, canonical_bytes
-from symtrace.model.hashing import digest_bytes
+from symtrace.bundle.seal import canon, sha256_ref
+from symtrace.model.canonical import JSONValue
 
 BLOB_MIN_BYTES = 128
 CHAIN_MIN_ITEMS = 3
@@ -50,10 +50,10 @@ def split(value: JSONValue, store: Callable[[str, bytes], None]) -> JSONValue:
 
 
 def _maybe_blob(value: JSONValue, store: Callable[[str, bytes], None], force: bool) -> JSONValue:
-    data = canonical_bytes(value)
+    data = canon(value)
     if not force and len(data) < BLOB_MIN_BYTES:
         return value
-    ref = digest_bytes(data)
+    ref = sha256_ref(data)
     store(ref, data)
     return {REF_KEY: ref}
 
@@ -61,14 +61,19 @@ def _maybe_blob(value: JSONValue, store: Callable[[str, bytes], None], force: bo
 def _chain(items: list[JSONValue], store: Callable[[str, bytes], None]) -> JSONValue:
     previous: str | None = None
     for item in items:
-        data = canonical_bytes({"$i": item, "$p": previous})
-        previous = digest_bytes(data)
+        data = canon({"$i": item, "$p": previous})
+        previous = sha256_ref(data)
         store(previous, data)
     return {CHAIN_KEY: previous}
 
 
 def join(value: Any, load: Callable[[str], JSONValue]) -> JSONValue:
-    """Inverse of split(): replace refs by their (recursively joined) content."""
+    """Inverse of split(): replace refs by their (recursively joined) content.
+
+    *load(ref)* returns a blob's parsed content; a loader that caches makes joining a
+    conversation's requests linear (each node is parsed once). Joined values may be shared
+    between events: event content is read-only data.
+    """
     if isinstance(value, list):
         return [join(item, load) for item in value]
     if isinstance(value, dict):
@@ -92,5 +97,18 @@ def _unchain(ref: str | None, load: Callable[[str], JSONValue]) -> list[JSONValu
     return items
 
 
-def blob_filename(ref: str) -> str:
-    return ref.replace(":", "-") + ".json"
+def refs_in(value: Any) -> list[str]:
+    """The blob refs an event line's request or response names directly."""
+    found: list[str] = []
+    if isinstance(value, list):
+        for item in value:
+            found.extend(refs_in(item))
+    elif isinstance(value, dict):
+        if is_ref(value):
+            ref = value.get(REF_KEY) or value.get(CHAIN_KEY)
+            if isinstance(ref, str):
+                found.append(ref)
+        else:
+            for item in value.values():
+                found.extend(refs_in(item))
+    return found

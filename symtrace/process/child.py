@@ -46,8 +46,8 @@ ENV_SECRETS = "SYMTRACE_SECRET_VALUES_FROM"  # comma-separated env var names hol
 
 def start() -> None:
     mode = os.environ.pop(ENV_MODE, "")
-    secrets = [os.environ.get(n, "") for n in os.environ.get(ENV_SECRETS, "").split(",") if n]
-    redactor = Redactor.from_environment(secrets)
+    names = [n for n in os.environ.get(ENV_SECRETS, "").split(",") if n]
+    redactor = Redactor.from_environment(names=names)
     names = os.environ.get(ENV_ADAPTERS, "auto")
     armed = adapter_registry.resolve(
         None if names == "auto" else [n for n in names.split(",") if n]
@@ -109,6 +109,7 @@ def _record_hand_back(session: Session, writer: BundleWriter) -> Any:
                 "final_value": to_json_value(session.final_value),
                 # the program may have caught the refusal: the parent must not keep the bundle
                 "refused": unsupported_frameworks.refused(),
+                "redaction_refused": session.refusal,
             }
         )
 

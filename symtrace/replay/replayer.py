@@ -368,6 +368,7 @@ class Replayer(Session):
             self._materialise(record)
             self._skip_nested(record.id)
             self._materialise(result)
+        served = self.redactor.restore(served)  # [REDACTED:NAME] -> this process's NAME
         return Ticket(call, record.id, record.position, record.parents, False, call.request, served)
 
     def _skip_nested(self, tool_call_id: str) -> None:
