@@ -153,14 +153,13 @@ def _pack_mutations(bundle: Path, pack: bytes) -> Iterator[Mutation]:
         new_ref = b"sha256:" + hashlib.sha256(b"other" + body).hexdigest().encode()
         where = f"blobs.jsonl line {index + 1}"
 
-        def content(files: Files, index: int = index, line: bytes = ref + b" " + new_body) -> Files:
-            return {**files, "blobs.jsonl": _replace_line(files["blobs.jsonl"], index, line)}
+        variants = (("content", ref + b" " + new_body), ("index", new_ref + b" " + body))
+        for kind, line_now in variants:
 
-        def index_ref(files: Files, index: int = index, line: bytes = new_ref + b" " + body) -> Files:
-            return {**files, "blobs.jsonl": _replace_line(files["blobs.jsonl"], index, line)}
+            def apply(files: Files, index: int = index, line: bytes = line_now) -> Files:
+                return {**files, "blobs.jsonl": _replace_line(files["blobs.jsonl"], index, line)}
 
-        yield Mutation(bundle, "blob.content", where, content)
-        yield Mutation(bundle, "blob.index", where, index_ref)
+            yield Mutation(bundle, f"blob.{kind}", where, apply)
 
 
 def _line_mutations(bundle: Path, name: str, data: bytes) -> Iterator[Mutation]:

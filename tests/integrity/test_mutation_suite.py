@@ -60,7 +60,9 @@ def test_every_mutation_is_caught_where_it_was_made(bundle, tmp_path):
         for name, load in (("load", load_bundle), ("verify", verify_bundle)):
             where = caught_at(target, load)
             if where != mutation.expected:
-                wrong.append(f"{mutation.kind}: {name} named {where!r}, expected {mutation.expected!r}")
+                wrong.append(
+                    f"{mutation.kind}: {name} named {where!r}, expected {mutation.expected!r}"
+                )
         write(pristine, target)
     assert not wrong, "\n".join(wrong[:40])
 
