@@ -67,34 +67,61 @@ def _chain(items: list[JSONValue], store: Callable[[str, bytes], None]) -> JSONV
     return {CHAIN_KEY: previous}
 
 
-def join(value: Any, load: Callable[[str], JSONValue]) -> JSONValue:
-    """Inverse of split(): replace refs by their (recursively joined) content.
+class Joiner:
+    """Inverse of split(): replaces refs by their content, each ref joined once.
 
-    *load(ref)* returns a blob's parsed content; a loader that caches makes joining a
-    conversation's requests linear (each node is parsed once). Joined values may be shared
-    between events: event content is read-only data.
+    *load(ref)* returns a blob's parsed content. Joined values are memoized by ref and
+    shared between the events that name them (a conversation's messages are one set of
+    objects, however many requests re-send them): event content is read-only data. A chain
+    reuses its previous node's joined list, so joining a whole bundle is linear in its
+    unique content plus one list copy per chain node.
     """
-    if isinstance(value, list):
-        return [join(item, load) for item in value]
-    if isinstance(value, dict):
-        if is_ref(value):
-            if REF_KEY in value:
-                return join(load(value[REF_KEY]), load)
-            return _unchain(value[CHAIN_KEY], load)
-        return {key: join(item, load) for key, item in value.items()}
-    return value
+
+    def __init__(self, load: Callable[[str], JSONValue]) -> None:
+        self.load = load
+        self.memo: dict[str, Any] = {}
+
+    def join(self, value: Any) -> JSONValue:
+        if isinstance(value, list):
+            return [self.join(item) for item in value]
+        if isinstance(value, dict):
+            if len(value) == 1:
+                ref = value.get(REF_KEY)
+                if isinstance(ref, str):
+                    return self._blob(ref)
+                chain = value.get(CHAIN_KEY, _NO_CHAIN)
+                if chain is not _NO_CHAIN:
+                    return list(self._chain(chain))
+            return {key: self.join(item) for key, item in value.items()}
+        return value
+
+    def _blob(self, ref: str) -> JSONValue:
+        if ref not in self.memo:
+            self.memo[ref] = self.join(self.load(ref))
+        return self.memo[ref]
+
+    def _chain(self, ref: str | None) -> list[JSONValue]:
+        """The joined list a chain node ends, built forward from the nearest memoized node."""
+        pending: list[tuple[str, Any]] = []
+        while ref is not None and ref not in self.memo:
+            node = self.load(ref)
+            if not isinstance(node, dict) or "$i" not in node:
+                raise ValueError(f"blob {ref} is not a list node")
+            pending.append((ref, node["$i"]))
+            ref = node.get("$p")
+        items: list[JSONValue] = self.memo[ref] if ref is not None else []
+        for node_ref, item in reversed(pending):
+            items = [*items, self.join(item)]
+            self.memo[node_ref] = items
+        return items
 
 
-def _unchain(ref: str | None, load: Callable[[str], JSONValue]) -> list[JSONValue]:
-    items: list[JSONValue] = []
-    while ref is not None:
-        node = load(ref)
-        if not isinstance(node, dict) or "$i" not in node:
-            raise ValueError(f"blob {ref} is not a list node")
-        items.append(join(node["$i"], load))
-        ref = node.get("$p")
-    items.reverse()
-    return items
+_NO_CHAIN = object()
+
+
+def join(value: Any, load: Callable[[str], JSONValue]) -> JSONValue:
+    """Inverse of split() for one value (a Joiner shares work across many)."""
+    return Joiner(load).join(value)
 
 
 def refs_in(value: Any) -> list[str]:

@@ -48,23 +48,40 @@ def scan(data: bytes) -> dict[str, tuple[int, int, int]]:
 
 
 class PackReader:
-    """Lazy, verifying access to the blobs of one pack (parsed once, on first use)."""
+    """Lazy, verifying access to the blobs of one pack (parsed once, on first use).
+
+    The index is built on first use with one C-level split of the pack and a dict of
+    line prefixes; a line's format is checked when its blob is read (the sealed bytes were
+    checked whole, `check_all` checks each)."""
 
     def __init__(self, data: bytes, *, verify: bool) -> None:
         self.data = data
-        self.index = scan(data)
         self.verify = verify
+        self._lines: list[bytes] | None = None
+        self._index: dict[bytes, int] = {}
         self._cache: dict[str, Any] = {}
+
+    @property
+    def index(self) -> dict[bytes, int]:
+        if self._lines is None:
+            self._lines = self.data.split(b"\n")
+            if self._lines and not self._lines[-1]:
+                self._lines.pop()
+            self._index = {line[:REF_LEN]: number for number, line in enumerate(self._lines)}
+        return self._index
 
     def load(self, ref: str) -> Any:
         cached = self._cache.get(ref, _MISSING)
         if cached is not _MISSING:
             return cached
-        span = self.index.get(ref)
-        if span is None:
+        found = self.index.get(ref.encode())
+        if found is None:
             raise BundleIntegrityError(f"blob {ref} is missing from blobs.jsonl", where=PACK_WHERE)
-        number, start, end = span
-        raw = self.data[start:end]
+        assert self._lines is not None
+        number, line = found + 1, self._lines[found]
+        if line[REF_LEN : REF_LEN + 1] != b" ":
+            raise BundleFormatError(f"blobs.jsonl line {number}: not `<sha256 ref> <json>`")
+        raw = line[REF_LEN + 1 :]
         if self.verify and "sha256:" + hashlib.sha256(raw).hexdigest() != ref:
             raise BundleIntegrityError(
                 f"blob {ref} does not match its content", where=f"blobs.jsonl line {number}"
@@ -78,7 +95,7 @@ class PackReader:
 
     def check_all(self) -> None:
         """Verify every blob's bytes against its ref (verify reads every blob)."""
-        for ref, (number, start, end) in self.index.items():
+        for ref, (number, start, end) in scan(self.data).items():
             if "sha256:" + hashlib.sha256(self.data[start:end]).hexdigest() != ref:
                 raise BundleIntegrityError(
                     f"blob {ref} does not match its content", where=f"blobs.jsonl line {number}"

@@ -32,6 +32,7 @@ from symtrace.bundle.format import (
     counts_of,
     events_digest,
 )
+from symtrace.bundle.lazy import LazyEvent
 from symtrace.bundle.locate import locate
 from symtrace.bundle.pack import PackReader
 from symtrace.bundle.seal import root_digest, sha256_ref
@@ -214,15 +215,13 @@ def _complete_lines(data: bytes) -> bytes:
 def _parse_events(data: bytes, pack: PackReader, *, verify: bool) -> list[Event]:
     events: list[Event] = []
     seen: set[str] = set()
+    joiner = blobs.Joiner(pack.load)
     lines = data.split(b"\n")
     lines.pop()  # b"" after the last newline
     for index, line in enumerate(lines):
         where = f"events[{index}]"
         try:
-            record = orjson.loads(line)
-            record["request"] = blobs.join(record.get("request"), pack.load)
-            record["response"] = blobs.join(record.get("response"), pack.load)
-            event = Event.from_json(record)
+            event: Event = LazyEvent.of(orjson.loads(line), joiner)
         except (orjson.JSONDecodeError, KeyError, ValueError, TypeError, AttributeError) as exc:
             if isinstance(exc, BundleFormatError):
                 raise
