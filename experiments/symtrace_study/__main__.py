@@ -20,8 +20,10 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("run", help="collect, replay/rerun (RQ1) and repair (RQ2/RQ3)")
     run.add_argument("config", type=Path, help="study config (.json or .toml)")
     run.add_argument("--workers", type=int, default=1, help="parallel workers (default 1)")
-    run.add_argument("--backend", choices=EXECUTORS, default="local",
-                     help="where attempts run: local processes or Ray (default local)")
+    run.add_argument("--backend", choices=EXECUTORS, default="warm",
+                     help="where attempts run: warm (local workers forking each attempt from "
+                     "a server that imported the framework once; default), local (a fresh "
+                     "interpreter per attempt) or ray (Ray actors, e.g. on a cluster)")
     run.add_argument("--resume", action="store_true",
                      help="continue the study in the config's output directory")
     run.add_argument("--out", type=Path, help="override the config's output directory")

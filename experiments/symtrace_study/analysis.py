@@ -2,7 +2,10 @@
 
 The case (one source failure) is the inferential unit: a method gets one binary outcome per
 case. A case whose attempt ended in a system error has no outcome for that method; it is
-counted apart and left out of that method's rate and of every pair that includes it.
+counted apart and left out of that method's rate. In a Holm family every comparison uses the
+same cases — those where every method of the family has an outcome — so n does not vary
+inside a family (the cases dropped for system errors are counted). A program crash is a
+non-repair (status `failed`) unless the study says `crashes: system_error`.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from symtrace_study.config import NODE_ARMS, TASK_ARMS
 from symtrace_study.stats import holm, mcnemar_exact, paired_bootstrap_difference, rep_k, wilson
 
 ALL = "all"
+CRASH_KINDS = ("program_crash", "no_final_result")
 # RQ2 compares the feedback baselines with the unguided rerun; RQ3 the reference with the rest.
 RQ2_PAIRS = (("self_reflection", "rerun"), ("critic", "rerun"))
 
@@ -67,6 +71,9 @@ def method_table(cases: list[dict[str, Any]], rows: list[dict[str, Any]], method
             "errors": sum(1 for v in result[m].values() if v is None),
             "abstained": sum(1 for r in rows if r["phase"] == "repair" and r["arm"] == m
                              and r["case"] in ids and r.get("intervened") is False),
+            "crashed": sum(1 for r in rows if r["phase"] == "repair" and r["arm"] == m
+                           and r["case"] in ids and r["status"] != "error"
+                           and r.get("error_kind") in CRASH_KINDS),
             "rate": ci.estimate if ci else None,
             "wilson95": [ci.low, ci.high] if ci else None,
             "api_calls": calls,
@@ -77,16 +84,18 @@ def method_table(cases: list[dict[str, Any]], rows: list[dict[str, Any]], method
 
 def paired(cases: list[dict[str, Any]], rows: list[dict[str, Any]],
            pairs: Sequence[tuple[str, str]], attempts: int) -> list[dict[str, Any]]:
-    """One Holm family: each (a, b) on the cases where both have an outcome."""
+    """One Holm family: each (a, b) on the same cases, those where every method of the
+    family has an outcome."""
     methods = sorted({m for pair in pairs for m in pair})
     result = outcomes(cases, rows, methods, attempts)
+    common = [c["case"] for c in cases if all(result[m][c["case"]] is not None for m in methods)]
     out = []
     for a, b in pairs:
-        both = [c["case"] for c in cases
-                if result[a][c["case"]] is not None and result[b][c["case"]] is not None]
+        both = common
         xa = [bool(result[a][c]) for c in both]
         xb = [bool(result[b][c]) for c in both]
         entry: dict[str, Any] = {"a": a, "b": b, "n": len(both),
+                                 "dropped": len(cases) - len(both),
                                  "repaired_a": sum(xa), "repaired_b": sum(xb),
                                  "n10": sum(1 for x, y in zip(xa, xb, strict=True) if x and not y),
                                  "n01": sum(1 for x, y in zip(xa, xb, strict=True) if y and not x)}
@@ -124,6 +133,16 @@ def rq1(cases: list[dict[str, Any]], rows: list[dict[str, Any]], k_max: int) -> 
         per[arm][case] = [r["status"] == "reproduced" for r in
                           sorted(items, key=lambda r: r["attempt"])]
     table: dict[str, Any] = {"enabled": True, "k": k_max, "errors": errors, "methods": {}}
+    replays = [r for items in grouped.values() for r in items if r["arm"] == "replay"]
+    table["replay_notes"] = {
+        "diverged": sum(1 for r in replays if r.get("diverged")),
+        "target_from_last_decision": len({r["case"] for r in replays
+                                          if r.get("target_from") == "last_decision"}),
+        "reason_fallback": len({r["case"] for items in grouped.values() for r in items
+                                if str(r.get("equivalence", "")).startswith("reason")}),
+        "crashed": sum(1 for items in grouped.values() for r in items
+                       if r.get("error_kind") in CRASH_KINDS and r["status"] != "error"),
+    }
     for arm, data in per.items():
         table["methods"][arm] = {
             "n": len(data),
@@ -167,7 +186,9 @@ def summarise(study: dict[str, Any], frozen: dict[str, Any], rows: list[dict[str
     summary: dict[str, Any] = {"backend": config["backend"], "name": config["name"],
                                "methods": methods, "reference": reference,
                                "attempts": attempts, "excluded": frozen["excluded"],
-                               "collect_errors": frozen["errors"], "families": {}}
+                               "collect_errors": frozen["errors"], "families": {},
+                               "config": config, "cases": case_rows(frozen["cases"], rows,
+                                                                    methods, attempts)}
     for family in [*families, ALL]:
         cases = [c for c in frozen["cases"] if family in (ALL, c["mas"])]
         rq3 = [(reference, m) for m in methods if m != reference]
@@ -182,4 +203,40 @@ def summarise(study: dict[str, Any], frozen: dict[str, Any], rows: list[dict[str
         }
     summary["system_errors"] = sum(1 for r in rows if r["status"] == "error") + len(
         frozen["errors"])
+    kinds: dict[str, int] = {}
+    for r in rows:
+        if r.get("error_kind"):
+            key = f"{r['error_kind']} ({'system error' if r['status'] == 'error' else 'counted'})"
+            kinds[key] = kinds.get(key, 0) + 1
+    summary["error_kinds"] = dict(sorted(kinds.items()))
+    summary["infra_retries"] = sum(max(0, int(r.get("tries", 1)) - 1) for r in rows)
     return summary
+
+
+def case_rows(cases: list[dict[str, Any]], rows: list[dict[str, Any]], methods: Sequence[str],
+              attempts: int) -> list[dict[str, Any]]:
+    """One row per case for the report: the source, RQ1 counts and each arm's outcome with
+    the bundle of its deciding attempt (the passing one, else the last)."""
+    result = outcomes(cases, rows, methods, attempts)
+    by: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        by.setdefault((r["case"], r["phase"], r["arm"]), []).append(r)
+    out = []
+    for c in cases:
+        entry: dict[str, Any] = {"case": c["case"], "mas": c["mas"], "task": c["task"],
+                                 "bundle": c.get("bundle"), "categories": c.get("categories"),
+                                 "target": c.get("target"), "reason": c.get("reason"),
+                                 "rq1": {}, "arms": {}}
+        for arm in ("replay", "rerun"):
+            items = by.get((c["case"], "rq1", arm), [])
+            entry["rq1"][arm] = [sum(r["status"] == "reproduced" for r in items), len(items)]
+        for m in methods:
+            items = sorted(by.get((c["case"], "repair", m), []), key=lambda r: r["attempt"])
+            decisive = next((r for r in items if r["status"] == "passed"),
+                            items[-1] if items else None)
+            entry["arms"][m] = {"outcome": result[m][c["case"]],
+                                "attempts": len(items),
+                                "bundle": decisive.get("bundle") if decisive else None,
+                                "error_kind": decisive.get("error_kind") if decisive else None}
+        out.append(entry)
+    return out

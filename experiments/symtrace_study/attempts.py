@@ -1,10 +1,20 @@
-"""One attempt of a study, run inside a worker: a live recorded run, a strict replay, or a
-node-level intervention (one selective replay with Δ at the anchor).
+"""One attempt of a study, run inside a worker: a live recorded run, an RQ1 replay to the
+failure target, or a node-level intervention (one selective replay with Δ at the anchor).
 
-Every attempt starts from reset services and runs against the worker's endpoint with the
-attempt's own seed. What an attempt returns is one result row; anything that stops it from
-producing a verdict (an exception, a prefix divergence, a crash of the program) is a *system
-error* (status "error"), never a failed repair.
+Every attempt starts from a reset environment (for a selective replay: reset, then the writes
+of the replayed prefix re-applied) and runs against the worker's endpoint with the attempt's
+own seed. What an attempt returns is one result row. How the ways an attempt can go wrong are
+counted (the report states it):
+
+* an **infrastructure fault** (a service unreachable: the MAS exits `EXIT_INFRASTRUCTURE`, or
+  the environment itself cannot be reset/read) is retried up to `infra_retries` times, then
+  reported as a system error (`status: error`, `error_kind: infrastructure`) — never as an
+  observation handed to the agent, never as a failed repair;
+* a **program crash** (any other non-zero exit) or a run that declares no final result is a
+  non-repair (`status: failed` / `not_reproduced`, `error_kind: program_crash` /
+  `no_final_result`), as in the paper's App. F.4; `crashes: system_error` in the config
+  reports them apart instead;
+* a node arm whose **prefix replay diverges** or any exception of the harness is a system error.
 """
 
 from __future__ import annotations
@@ -20,19 +30,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 import symtrace
 from symtrace.diagnosis import build_task_prompt, parse_task
 from symtrace.diagnosis.errors import NoEligibleAnchor
 from symtrace.diagnosis.repair import plan_repair
 from symtrace.process.runner import record_command, replay_bundle
+from symtrace_study.benchmark import Benchmark, Environment, task_index
 from symtrace_study.config import TASK_PROMPTS, StudyConfig
 from symtrace_study.endpoints import Endpoint
 from symtrace_study.jobs import Job
+from symtrace_study.launch import Launcher, cold_launcher
+from symtrace_study.reproduction import Signature, find_match, source_signatures
 
 QUIET_ENV = {"CREWAI_DISABLE_TELEMETRY": "true", "CREWAI_TRACING_ENABLED": "false",
              "OTEL_SDK_DISABLED": "true"}
+# Every attempt runs with this hash seed (recorded in its bundle and used again on replay), so
+# a forked warm worker (whose hash seed is fixed at its start) runs exactly what a cold one does.
+HASH_SEED = "0"
+EXIT_INFRASTRUCTURE = 75  # the MAS's way to say "the harness failed, not the agent" (EX_TEMPFAIL)
 
 
 @dataclass(frozen=True)
@@ -43,6 +58,26 @@ class Observed:
     passed: bool
     reason: str
     api_calls: int
+
+
+class InfrastructureFault(RuntimeError):
+    """The environment or a service could not be reached: retried, then a system error."""
+
+
+class ProgramFailure(RuntimeError):
+    """The MAS crashed (non-zero exit) or declared no final result: a non-repair by default."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind  # program_crash | no_final_result
+
+
+class SystemError_(RuntimeError):
+    """The harness could not produce a verdict (e.g. a node arm's prefix replay diverged)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 @contextlib.contextmanager
@@ -68,7 +103,7 @@ def stderr_to(path: Path) -> Iterator[Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     sys.stderr.flush()
     saved = os.dup(2)
-    with path.open("wb") as fh:
+    with path.open("ab") as fh:
         os.dup2(fh.fileno(), 2)
         try:
             yield path
@@ -79,46 +114,75 @@ def stderr_to(path: Path) -> Iterator[Path]:
 
 
 class AttemptRunner:
-    """Runs jobs against one endpoint and one set of services (a worker's own)."""
+    """Runs jobs against one endpoint and one environment (a worker's own)."""
 
-    def __init__(self, config: StudyConfig, endpoint: Endpoint, urls: dict[str, str],
-                 reset: Any, state: Any) -> None:
-        from symtrace_suite.tasks import get_task
-
+    def __init__(self, config: StudyConfig, endpoint: Endpoint, environment: Environment,
+                 benchmark: Benchmark, launcher: Launcher | None = None) -> None:
         self.config = config
         self.endpoint = endpoint
-        self.urls = urls
-        self._reset, self._state = reset, state
-        self._get_task = get_task
+        self.environment = environment
+        self.benchmark = benchmark
+        self.launcher = launcher or cold_launcher()
+        self._tasks = task_index(benchmark)
         self._templates = config.templates()
         self._judge = _judge(config)
+        self._signatures: dict[str, list[Signature]] = {}
         self._stderr = Path(os.devnull)  # the running attempt's stderr log
 
     # -- entry point -----------------------------------------------------------------------
 
     def run(self, job: Job) -> dict[str, Any]:
-        row = job.row_base()
         started = time.time()
         log = f"logs/{job.case_id}/{job.phase}-{job.arm}-{job.attempt}.stderr.log"
-        row["stderr_log"] = log
-        try:
-            with stderr_to(self.config.out / log) as self._stderr:
-                row.update(getattr(self, f"_{job.kind}")(job))
-        except Exception as exc:  # noqa: BLE001 -- any failure is a system error, not a failed repair
-            row.update(status="error", error=f"{type(exc).__name__}: {exc}",
-                       traceback=traceback.format_exc(limit=6))
+        (self.config.out / log).unlink(missing_ok=True)
+        tries = 0
+        while True:
+            tries += 1
+            row = job.row_base()
+            row.update(stderr_log=log, error=None, error_kind=None)
+            try:
+                with stderr_to(self.config.out / log) as self._stderr:
+                    row.update(getattr(self, f"_{job.kind}")(job))
+            except InfrastructureFault as exc:
+                row.update(status="error", error_kind="infrastructure", error=str(exc))
+                if tries <= self.config.infra_retries:
+                    self._recover()
+                    continue
+            except ProgramFailure as exc:
+                if job.phase == "collect" or self.config.crashes == "system_error":
+                    row.update(status="error", error_kind=exc.kind, error=str(exc))
+                else:  # App. F.4: a crash of the MAS is a non-repair / a non-reproduction
+                    row.update(status="failed" if job.phase == "repair" else "not_reproduced",
+                               error_kind=exc.kind, error=str(exc), passed=False)
+            except SystemError_ as exc:
+                row.update(status="error", error_kind=exc.kind, error=str(exc))
+            except Exception as exc:  # noqa: BLE001 -- any failure is a system error
+                row.update(status="error", error_kind="system",
+                           error=f"{type(exc).__name__}: {exc}",
+                           traceback=traceback.format_exc(limit=6))
+            break
+        row["tries"] = tries
         row["timing"] = {"seconds": round(time.time() - started, 3), "started": started}
-        row.setdefault("error", None)
         return row
+
+    def _recover(self) -> None:
+        """Before retrying after an infrastructure fault: a fresh environment if the current
+        one no longer answers."""
+        try:
+            self.environment.reset()
+        except Exception:  # noqa: BLE001 -- it is gone: start another
+            with contextlib.suppress(Exception):
+                self.environment.close()
+            self.environment = self.benchmark.open_environment()
 
     # -- kinds -----------------------------------------------------------------------------
 
     def _collect(self, job: Job) -> dict[str, Any]:
         path = self.config.out / job.bundle
         observed = self._live(job, path, prompt=None)
-        task = self._get_task(job.task)
+        task = self._tasks[job.task]
         row = _observed_row(observed, path)
-        row["state"] = self._state(self.urls) if task.mutates else None
+        row["state"] = self._state() if task.mutates else None
         row["case_seed"] = job.case["case_seed"]
         if observed.passed:
             return row
@@ -135,9 +199,9 @@ class AttemptRunner:
         """A task-level attempt (rerun/self_reflection/critic), or an RQ1 live rerun."""
         prompt = None
         if job.phase == "repair" or self.config.rq1_prompt == "unguided":
-            task = self._get_task(job.task)
-            spec = parse_task({**task.to_json(), "benchmark": "symtrace_suite",
-                               "split": task.site})
+            task = self._tasks[job.task]
+            spec = parse_task({**task.to_json(), "benchmark": self.benchmark.name,
+                               "split": task.to_json().get("site", "all")})
             prompt = build_task_prompt(TASK_PROMPTS[job.arm], spec,
                                        previous_final_answer=job.case["answer"],
                                        templates=self._templates)
@@ -145,29 +209,31 @@ class AttemptRunner:
         observed = self._live(job, path, prompt=prompt)
         row = _observed_row(observed, path)
         if job.phase == "rq1":
-            row.update(self._reproduced(job, observed))
+            bundle = symtrace.load_bundle(path)
+            row.update(self._reproduced(job, observed, bundle, {e.id for e in bundle.events}))
         return row
 
     def _replay(self, job: Job) -> dict[str, Any]:
-        """RQ1: a strict replay of the source (zero live calls)."""
-        source = self.config.out / job.case["bundle"]
-        self._reset(self.urls)
-        outcome = replay_bundle(source, quiet=True, set_env=self._attempt_env(job.seed))
-        if outcome.diverged:  # the replay failed to reproduce: what RQ1 measures
-            text = (outcome.report.render() if outcome.report is not None
-                    else (outcome.report_json or {}).get("rendered", "diverged"))
-            return {"status": "not_reproduced", "diverged": True, "divergence": text,
-                    "api_calls": 0}
-        answer = (outcome.report_json or {}).get("final_value")
-        # tool bodies do not run on replay, so the world is the one the source left behind
-        verdict = self._get_task(job.task).evaluate(answer, job.case.get("state"))
-        observed = Observed(answer, verdict.passed, verdict.reason, 0)
-        return {**self._reproduced(job, observed), "answer": answer, "passed": verdict.passed,
-                "reason": verdict.reason, "api_calls": 0, "diverged": False}
+        """RQ1 (App. D.3): replay the source's prefix up to its failure target, then regenerate
+        live from there with no guidance, and ask whether the failure happens again."""
+        source = self._source(job)
+        bundle = symtrace.load_bundle(source)
+        anchor, target, chosen_by = rq1_anchor(job.case, bundle)
+        info = {"anchor": anchor, "target": target, "target_from": chosen_by}
+        path = self.config.out / job.bundle
+        outcome = self._selective(job, source, bundle, anchor, guidance=None, out=path)
+        if outcome.diverged or outcome.child_bundle is None:  # replay failed to reproduce
+            return {**info, "status": "not_reproduced", "diverged": True, "api_calls": 0,
+                    "divergence": _divergence_text(outcome)}
+        observed = self._observe(path, job)
+        child = symtrace.load_bundle(path)
+        live = set((child.lineage or {}).get("live_events", []))
+        return {**info, **_observed_row(observed, path), "diverged": False,
+                **self._reproduced(job, observed, child, live)}
 
     def _node(self, job: Job) -> dict[str, Any]:
         """One selective replay with Δ at the arm's anchor, live suffix on OUR endpoint."""
-        source = self.config.out / job.case["bundle"]
+        source = self._source(job)
         bundle = symtrace.load_bundle(source)
         try:
             plan = plan_repair(bundle, policy=job.arm, seed=job.seed,
@@ -180,73 +246,143 @@ class AttemptRunner:
         info = {"intervened": True, "anchor": choice.anchor, "target": choice.target,
                 "delta": plan.guidance, "categories": [c.value for c in choice.categories]}
         path = self.config.out / job.bundle
-        shutil.rmtree(path, ignore_errors=True)
-        self._reset(self.urls)
-        outcome = replay_bundle(source, anchor=choice.anchor, guidance=plan.guidance,
-                                placement=self.config.placement, out=path, quiet=True,
-                                force=True, set_env=self._attempt_env(job.seed))
+        outcome = self._selective(job, source, bundle, choice.anchor, guidance=plan.guidance,
+                                  out=path)
         if outcome.diverged or outcome.child_bundle is None:
-            text = (outcome.report.render() if outcome.report is not None
-                    else (outcome.report_json or {}).get("rendered", "no child bundle"))
-            return {**info, "status": "error", "error": f"prefix replay diverged: {text}"}
-        if outcome.program_exit_code:
-            return {**info, "status": "error",
-                    "error": f"the program exited {outcome.program_exit_code}"}
+            raise SystemError_("divergence",
+                               f"prefix replay diverged: {_divergence_text(outcome)}")
         observed = self._observe(path, job)
         return {**info, **_observed_row(observed, path)}
 
     # -- helpers ---------------------------------------------------------------------------
 
+    def _source(self, job: Job) -> Path:
+        bundle = Path(job.case["bundle"])
+        return bundle if bundle.is_absolute() else self.config.out / bundle
+
     def _attempt_env(self, seed: int) -> dict[str, str]:
-        return {**QUIET_ENV, **self.endpoint.env(seed),
-                "SYMTRACE_SUITE_URLS": orjson.dumps(self.urls).decode()}
+        return {**QUIET_ENV, **self.endpoint.env(seed), **self.environment.env(),
+                **self.launcher.env(), "PYTHONHASHSEED": HASH_SEED}
+
+    def _reset(self) -> None:
+        try:
+            self.environment.reset()
+        except Exception as exc:
+            raise InfrastructureFault(f"environment reset failed: {type(exc).__name__}: {exc}"
+                                      ) from exc
+
+    def _state(self) -> Any:
+        try:
+            return self.environment.state()
+        except Exception as exc:
+            raise InfrastructureFault(f"environment state failed: {type(exc).__name__}: {exc}"
+                                      ) from exc
+
+    def _selective(self, job: Job, source: Path, bundle: Any, anchor: str,
+                   guidance: str | None, out: Path) -> Any:
+        """Reset the environment and re-apply the prefix's writes (its tool bodies will not
+        run: the bundle serves them), then one selective replay from *anchor*."""
+        shutil.rmtree(out, ignore_errors=True)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.environment.restore_prefix(bundle, anchor)
+        except Exception as exc:
+            raise InfrastructureFault(
+                f"restoring the prefix state failed: {type(exc).__name__}: {exc}") from exc
+        argv = self.launcher.wrap(self.launcher.unwrap(
+            (bundle.config.get("command") or {}).get("argv") or []))
+        outcome = replay_bundle(source, anchor=anchor, guidance=guidance,
+                                placement=self.config.placement, out=out, quiet=True,
+                                force=True, command=argv or None,
+                                set_env=self._attempt_env(job.seed))
+        self._check_exit(outcome.program_exit_code)
+        return outcome
 
     def _live(self, job: Job, path: Path, *, prompt: str | None) -> Observed:
         mas = next(m for m in self.config.mas if m.name == job.mas)
-        self._reset(self.urls)
+        self._reset()
         shutil.rmtree(path, ignore_errors=True)
         path.parent.mkdir(parents=True, exist_ok=True)
         with patched_environ(self._attempt_env(job.seed)):
-            outcome = record_command(path, mas.argv(job.task, prompt),
-                                     task=self._get_task(job.task).to_json(), seed=job.seed,
+            outcome = record_command(path, self.launcher.wrap(mas.argv(job.task, prompt)),
+                                     task=self._tasks[job.task].to_json(), seed=job.seed,
                                      force=True, quiet=True)
-        if outcome.exit_code:
-            sys.stderr.flush()
-            tail = self._stderr.read_bytes()[-600:].decode("utf-8", "replace").strip()
-            raise AttemptError(f"the MAS exited {outcome.exit_code}: ...{tail}")
+        self._check_exit(outcome.exit_code)
         return self._observe(path, job)
+
+    def _check_exit(self, code: int | None) -> None:
+        if not code:
+            return
+        sys.stderr.flush()
+        tail = self._stderr.read_bytes()[-600:].decode("utf-8", "replace").strip()
+        if code == EXIT_INFRASTRUCTURE:
+            raise InfrastructureFault(f"the MAS reported an infrastructure fault: ...{tail}")
+        raise ProgramFailure("program_crash", f"the MAS exited {code}: ...{tail}")
 
     def _observe(self, path: Path, job: Job) -> Observed:
         bundle = symtrace.load_bundle(path)
         final = bundle.final_result()
         if final is None:
-            raise AttemptError("the attempt recorded no final result")
+            raise ProgramFailure("no_final_result", "the attempt recorded no final result")
         answer = (final.response or {}).get("value")
-        verdict = self._get_task(job.task).evaluate(answer, self._state(self.urls))
+        task = self._tasks[job.task]
+        verdict = self.benchmark.evaluate(task, answer, self._state())
         live = set((bundle.lineage or {}).get("live_events", [e.id for e in bundle.events]))
         calls = sum(1 for e in bundle.events if e.is_llm and e.id in live)
         return Observed(answer, verdict.passed, verdict.reason, calls)
 
-    def _reproduced(self, job: Job, observed: Observed) -> dict[str, Any]:
-        same = equivalent(self.config.equivalence, job.case, observed)
-        return {"status": "reproduced" if same else "not_reproduced"}
+    def _reproduced(self, job: Job, observed: Observed, bundle: Any, live: set[str]
+                    ) -> dict[str, Any]:
+        mode = self.config.equivalence
+        if mode != "mechanism":
+            same = equivalent(mode, job.case, observed)
+            return {"status": "reproduced" if same else "not_reproduced"}
+        signatures = self._signature(job)
+        if not signatures:  # no mechanism on the source: the same evaluator reason
+            same = equivalent("reason", job.case, observed)
+            return {"status": "reproduced" if same else "not_reproduced",
+                    "equivalence": "reason (no source mechanism)", "match": None}
+        match = None if observed.passed else find_match(
+            signatures, bundle, live, judge=self._judge)
+        return {"status": "reproduced" if match else "not_reproduced",
+                "equivalence": "mechanism", "match": match.to_json() if match else None}
+
+    def _signature(self, job: Job) -> list[Signature]:
+        key = job.case_id
+        if key not in self._signatures:
+            bundle = symtrace.load_bundle(self._source(job))
+            self._signatures[key] = source_signatures(bundle, judge=self._judge)
+        return self._signatures[key]
 
 
-class AttemptError(RuntimeError):
-    """An attempt ended without a verdict (a crashed program, no final result)."""
+def rq1_anchor(case: dict[str, Any], bundle: Any) -> tuple[str, str, str]:
+    """Where RQ1's replay goes live: the case's stored failure target (its anchor is the LLM
+    boundary of that target), or — when the diagnosis found none — the last agent decision,
+    the one that produced the failed final answer."""
+    if case.get("anchor"):
+        return case["anchor"], case.get("target") or case["anchor"], "diagnosis"
+    plan = plan_repair(bundle, policy="last")
+    return plan.choice.anchor, plan.choice.target, "last_decision"
+
+
+def _divergence_text(outcome: Any) -> str:
+    if outcome.report is not None:
+        return str(outcome.report.render())
+    return str((outcome.report_json or {}).get("rendered", "no child bundle"))
 
 
 def equivalent(mode: str, case: dict[str, Any], observed: Observed) -> bool:
-    """Does *observed* reproduce the source failure under the configured equivalence?"""
+    """Coarse equivalences (opt-in): the evaluator rejects it again (`verdict`), with the same
+    final answer (`answer`) or the same evaluator reason (`reason`)."""
     if observed.passed:
         return False
     if mode == "answer":
-        dump = orjson.OPT_SORT_KEYS
-        return orjson.dumps(observed.answer, option=dump) == orjson.dumps(case["answer"],
-                                                                          option=dump)
+        from symtrace.model.canonical import canonical_bytes
+
+        return canonical_bytes(observed.answer) == canonical_bytes(case["answer"])
     if mode == "reason":
         return observed.reason == case["reason"]
-    return True  # "verdict": the evaluator rejects it again
+    return True  # "verdict"
 
 
 def _observed_row(observed: Observed, path: Path) -> dict[str, Any]:

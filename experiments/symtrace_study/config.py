@@ -13,6 +13,13 @@ import orjson
 
 from symtrace.diagnosis.errors import TemplateError
 from symtrace.diagnosis.templates import Templates, load_templates
+from symtrace_study.benchmark import (
+    DEFAULT_BENCHMARK,
+    Benchmark,
+    load_benchmark,
+    spec_text,
+    task_index,
+)
 from symtrace_study.errors import StudyConfigError
 
 NODE_ARMS = ("suspicious", "random", "last")
@@ -21,14 +28,13 @@ METHODS = (*NODE_ARMS, *TASK_ARMS)
 # The template (symtrace/diagnosis/templates) each task-level arm renders.
 TASK_PROMPTS = {"rerun": "unguided_rerun", "self_reflection": "self_reflection",
                 "critic": "critic_agent"}
-MAS_MODULES = {
-    "ag2": "symtrace_suite.mas.ag2_groupchat",
-    "crewai": "symtrace_suite.mas.crewai_crew",
-    "magentic": "symtrace_suite.mas.magentic_one",
-    "plain": "symtrace_study.plain_mas",
-}
 BACKENDS = ("stub", "local", "openai")
-EQUIVALENCES = ("verdict", "answer", "reason")
+# How an RQ1 attempt is judged to reproduce the source failure (App. D.1): `mechanism` is the
+# paper's test (same C-category, equivalent mechanism, corresponding role, grounded evidence);
+# the other three are coarser opt-ins kept for comparison.
+EQUIVALENCES = ("mechanism", "verdict", "answer", "reason")
+# What a program crash (non-zero exit that is not an infrastructure fault) counts as.
+CRASH_POLICIES = ("non_repair", "system_error")
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,9 @@ class StudyConfig:
     attempts: int
     rq1_k: int  # 0 disables RQ1
     equivalence: str
+    benchmark: str = DEFAULT_BENCHMARK
+    crashes: str = "non_repair"  # App. F.4: a framework crash is a non-repair
+    infra_retries: int = 2  # extra tries of an attempt that hit an infrastructure fault
     rq1_prompt: str = "unguided"  # RQ1 reruns: the unguided-rerun prompt or the original task
     judge: JudgeSpec | None = None
     templates_path: Path | None = None
@@ -93,10 +102,16 @@ class StudyConfig:
     def templates(self) -> Templates:
         return load_templates(self.templates_path)
 
+    def load_benchmark(self) -> Benchmark:
+        return load_benchmark(self.benchmark)
+
     def fingerprint(self) -> str:
-        """What fixes the case set: the sources collected (MAS, tasks, seeds, backend)."""
+        """What fixes the case set: the sources collected (benchmark, MAS, tasks, seeds,
+        backend)."""
         data = {"mas": [asdict(m) for m in self.mas], "tasks": self.tasks, "seeds": self.seeds,
                 "backend": asdict(self.backend)}
+        if self.benchmark != DEFAULT_BENCHMARK:  # older studies keep their fingerprint
+            data["benchmark"] = self.benchmark
         return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
 
     def to_json(self) -> dict[str, Any]:
@@ -130,7 +145,7 @@ def parse_config(raw: dict[str, Any], *, base: Path = Path("."), out: Path | Non
                  source: Path | None = None) -> StudyConfig:
     known = {"name", "out", "backend", "mas", "tasks", "seeds", "methods", "reference",
              "attempts", "rq1", "judge", "templates", "placement", "max_error_rate", "cases",
-             "_comment"}
+             "benchmark", "crashes", "infra_retries", "_comment"}
     unknown = sorted(set(raw) - known)
     if unknown:
         raise StudyConfigError(f"unknown config keys {unknown}; known: {sorted(known)}")
@@ -142,12 +157,12 @@ def parse_config(raw: dict[str, Any], *, base: Path = Path("."), out: Path | Non
     if reference not in methods:
         raise StudyConfigError(f"reference method {reference!r} is not in methods")
     attempts = _int(raw.get("attempts", 3), "attempts", low=1)
-    rq1 = raw.get("rq1", {"k": 3, "equivalence": "verdict"})
+    rq1 = raw.get("rq1", {"k": 3, "equivalence": "mechanism"})
     if rq1 is False:
         rq1 = {"k": 0}
     if not isinstance(rq1, dict):
         raise StudyConfigError("rq1 must be an object {k, equivalence} or false")
-    equivalence = rq1.get("equivalence", "verdict")
+    equivalence = rq1.get("equivalence", "mechanism")
     if equivalence not in EQUIVALENCES:
         raise StudyConfigError(f"unknown rq1.equivalence {equivalence!r}; known: "
                                f"{', '.join(EQUIVALENCES)}")
@@ -159,18 +174,23 @@ def parse_config(raw: dict[str, Any], *, base: Path = Path("."), out: Path | Non
     cases_path = (base / raw["cases"]) if raw.get("cases") else None
     if cases_path is not None and not cases_path.is_file():
         raise StudyConfigError(f"cases: no frozen case set at {cases_path}")
+    benchmark_spec = spec_text(raw.get("benchmark", DEFAULT_BENCHMARK))
+    benchmark = load_benchmark(benchmark_spec)
     config = StudyConfig(
         name=str(raw.get("name", "study")),
         out=out or Path(raw.get("out", "out/study")),
         backend=_backend(raw.get("backend", {"kind": "stub"})),
-        mas=tuple(_mas(m) for m in raw.get("mas", ["plain"])),
-        tasks=_tasks(raw.get("tasks", "all")),
+        mas=tuple(_mas(m, benchmark) for m in raw.get("mas", ["plain"])),
+        tasks=_tasks(raw.get("tasks", "all"), benchmark),
         seeds=tuple(_int(s, "seeds[]", low=0) for s in seeds),
         methods=methods,
         reference=reference,
         attempts=attempts,
         rq1_k=_int(rq1.get("k", 3), "rq1.k", low=0),
         equivalence=equivalence,
+        benchmark=benchmark_spec,
+        crashes=_choice(raw.get("crashes", "non_repair"), "crashes", CRASH_POLICIES),
+        infra_retries=_int(raw.get("infra_retries", 2), "infra_retries", low=0),
         rq1_prompt=_choice(rq1.get("rerun_prompt", "unguided"), "rq1.rerun_prompt",
                            ("unguided", "original")),
         judge=_judge(raw.get("judge")),
@@ -180,6 +200,10 @@ def parse_config(raw: dict[str, Any], *, base: Path = Path("."), out: Path | Non
         cases_path=cases_path,
         source=source,
     )
+    if config.backend.is_stub and not callable(getattr(benchmark, "stub_responder", None)):
+        raise StudyConfigError(f"the stub backend needs the benchmark's stub_responder(seed, "
+                               f"skill); {benchmark.name} has none: use a local or openai "
+                               "backend")
     if len({m.name for m in config.mas}) != len(config.mas):
         raise StudyConfigError("two MAS entries share a name")
     try:
@@ -226,12 +250,13 @@ def _backend(raw: Any) -> BackendSpec:
     return spec
 
 
-def _mas(raw: Any) -> MasSpec:
+def _mas(raw: Any, benchmark: Benchmark) -> MasSpec:
     if isinstance(raw, str):
-        if raw not in MAS_MODULES:
-            raise StudyConfigError(f"unknown MAS {raw!r}; known: {', '.join(MAS_MODULES)} "
-                                   "(or an object with name and command)")
-        return MasSpec(raw, ("python", "-m", MAS_MODULES[raw], "--task", "{task}"))
+        known = benchmark.mas_commands()
+        if raw not in known:
+            raise StudyConfigError(f"unknown MAS {raw!r}; {benchmark.name} knows: "
+                                   f"{', '.join(known)} (or an object with name and command)")
+        return MasSpec(raw, tuple(known[raw]))
     if not isinstance(raw, dict) or not raw.get("name") or not raw.get("command"):
         raise StudyConfigError(f"a MAS entry needs name and command: {raw!r}")
     command = tuple(str(p) for p in raw["command"])
@@ -241,17 +266,15 @@ def _mas(raw: Any) -> MasSpec:
     return MasSpec(str(raw["name"]), command, prompt_args)
 
 
-def _tasks(raw: Any) -> tuple[str, ...]:
-    from symtrace_suite.tasks import load_tasks
-
-    known = [t.id for t in load_tasks()]
+def _tasks(raw: Any, benchmark: Benchmark) -> tuple[str, ...]:
+    known = list(task_index(benchmark))
     if raw == "all":
         return tuple(known)
     if not isinstance(raw, list) or not raw:
         raise StudyConfigError('tasks must be "all" or a non-empty list of task ids')
     bad = [t for t in raw if t not in known]
     if bad:
-        raise StudyConfigError(f"unknown tasks {bad} (the suite has {len(known)} tasks)")
+        raise StudyConfigError(f"unknown tasks {bad} ({benchmark.name} has {len(known)} tasks)")
     return tuple(raw)
 
 

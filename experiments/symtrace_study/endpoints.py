@@ -1,9 +1,10 @@
 """The LLM endpoint of one worker: every attempt of every arm talks to it (never to the
 endpoint a bundle was recorded against).
 
-`env(seed)` gives the variables an attempt runs with. The stub serves `SuitePolicy` whose
-replies are a pure function of (seed, request); the attempt's seed selects the sample, so an
-attempt's result does not depend on which worker ran it or what ran before.
+`env(seed)` gives the variables an attempt runs with. The stub serves the benchmark's
+`stub_responder` (the suite's `SuitePolicy`), whose replies are a pure function of (seed,
+request); the attempt's seed selects the sample, so an attempt's result does not depend on
+which worker ran it or what ran before.
 """
 
 from __future__ import annotations
@@ -24,23 +25,21 @@ class Endpoint(Protocol):
 
 
 class _SeededPolicy:
-    """A responder that serves `SuitePolicy(seed)` for the seed of the current attempt."""
+    """A responder that serves the benchmark's stub policy for the seed of the current
+    attempt."""
 
     mode = "policy"
 
-    def __init__(self, skill: float) -> None:
-        from symtrace_suite.tasks import load_tasks
-
-        self._tasks = load_tasks()
+    def __init__(self, benchmark: Any, skill: float) -> None:
+        self._benchmark = benchmark
         self._skill = skill
         self._lock = threading.Lock()
         self._policy: Any = None
 
     def use(self, seed: int) -> None:
-        from symtrace_suite.policy import SuitePolicy
-
+        policy = self._benchmark.stub_responder(seed, self._skill)
         with self._lock:
-            self._policy = SuitePolicy(seed=seed, skill=self._skill, tasks=self._tasks)
+            self._policy = policy
 
     def respond(self, body: dict[str, Any], call_index: int) -> Reply:
         with self._lock:
@@ -51,10 +50,10 @@ class _SeededPolicy:
 
 
 class StubEndpoint:
-    def __init__(self, spec: BackendSpec) -> None:
+    def __init__(self, spec: BackendSpec, benchmark: Any) -> None:
         from symtrace.stub.server import StubLLM
 
-        self._policy = _SeededPolicy(spec.skill)
+        self._policy = _SeededPolicy(benchmark, spec.skill)
         self._offset = spec.seed
         # the MAS's default model name unless one is configured: Magentic-One's client
         # refuses model names it has no model_info for
@@ -72,7 +71,7 @@ class StubEndpoint:
 class LocalEndpoint:
     """SmolLM2-135M behind llama-cpp-python (symtrace.localllm), one server per worker."""
 
-    def __init__(self, spec: BackendSpec) -> None:
+    def __init__(self, spec: BackendSpec, benchmark: Any = None) -> None:
         try:
             from symtrace.localllm import LocalLLM, LocalLLMUnavailable
         except ImportError as exc:  # the package itself is part of symtrace
@@ -96,7 +95,7 @@ class LocalEndpoint:
 class OpenAIEndpoint:
     """Any OpenAI-compatible endpoint; the key comes from the named environment variable."""
 
-    def __init__(self, spec: BackendSpec) -> None:
+    def __init__(self, spec: BackendSpec, benchmark: Any = None) -> None:
         key = os.environ.get(spec.api_key_env)
         if not key:
             raise StudyConfigError(f"the openai backend reads its key from ${spec.api_key_env}, "
@@ -132,6 +131,6 @@ def check_backend(spec: BackendSpec) -> None:
         OpenAIEndpoint(spec).close()
 
 
-def open_endpoint(spec: BackendSpec) -> Endpoint:
+def open_endpoint(spec: BackendSpec, benchmark: Any) -> Endpoint:
     factory = {"stub": StubEndpoint, "local": LocalEndpoint, "openai": OpenAIEndpoint}
-    return factory[spec.kind](spec)
+    return factory[spec.kind](spec, benchmark)

@@ -42,7 +42,7 @@ class Job:
     def row_base(self) -> dict[str, Any]:
         return {"phase": self.phase, "case": self.case_id, "mas": self.mas, "task": self.task,
                 "arm": self.arm, "attempt": self.attempt, "seed": self.seed,
-                "bundle": None if self.kind == "replay" else self.bundle}
+                "bundle": self.bundle}
 
 
 def case_id(mas: str, task: str, seed: int) -> str:

@@ -1,7 +1,10 @@
 """Where jobs run: in this process (`--workers 1`), a local process pool, or Ray.
 
 Each executor yields result rows as jobs finish (any order); the caller writes them to the
-log as they arrive. Every worker owns a `Worker` (services + endpoint), created once.
+log as they arrive. Every worker owns a `Worker` (environment + endpoint + launcher), created
+once. Backends: `local` starts a fresh interpreter per attempt (cold), `warm` forks each
+attempt from a per-worker server that imported the framework once (launch.py), `ray` runs
+cold workers as Ray actors (a cluster when $RAY_ADDRESS is set).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from symtrace_study.errors import BackendUnavailable
 from symtrace_study.jobs import Job
 from symtrace_study.worker import Worker
 
-EXECUTORS = ("local", "ray")
+EXECUTORS = ("local", "warm", "ray")
 
 
 class Executor(Protocol):
@@ -26,8 +29,8 @@ class Executor(Protocol):
 
 
 class InProcess:
-    def __init__(self, config: StudyConfig) -> None:
-        self._worker = Worker(config)
+    def __init__(self, config: StudyConfig, warm: bool = False) -> None:
+        self._worker = Worker(config, warm=warm)
 
     def map(self, jobs: Sequence[Job]) -> Iterator[dict[str, Any]]:
         for job in jobs:
@@ -40,11 +43,11 @@ class InProcess:
 _WORKER: Worker | None = None
 
 
-def _init(config: StudyConfig) -> None:
+def _init(config: StudyConfig, warm: bool) -> None:
     global _WORKER
     from multiprocessing import util
 
-    _WORKER = Worker(config)
+    _WORKER = Worker(config, warm=warm)
     # pool processes end with os._exit (no atexit); a Finalize with a priority still runs
     util.Finalize(_WORKER, _WORKER.close, exitpriority=10)
 
@@ -57,9 +60,9 @@ def _run(job: Job) -> dict[str, Any]:
 class LocalPool:
     """N spawned processes (fork is unsafe with the parent's threads), one Worker each."""
 
-    def __init__(self, config: StudyConfig, workers: int) -> None:
+    def __init__(self, config: StudyConfig, workers: int, warm: bool = False) -> None:
         ctx = multiprocessing.get_context("spawn")
-        self._pool = ctx.Pool(workers, initializer=_init, initargs=(config,))
+        self._pool = ctx.Pool(workers, initializer=_init, initargs=(config, warm))
 
     def map(self, jobs: Sequence[Job]) -> Iterator[dict[str, Any]]:
         yield from self._pool.imap_unordered(_run, jobs)
@@ -104,6 +107,7 @@ def open_executor(config: StudyConfig, workers: int, backend: str) -> Executor:
     check_backend(config.backend)
     if backend == "ray":
         return RayPool(config, workers)
+    warm = backend == "warm"
     if workers <= 1:
-        return InProcess(config)
-    return LocalPool(config, workers)
+        return InProcess(config, warm)
+    return LocalPool(config, workers, warm)

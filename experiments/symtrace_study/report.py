@@ -1,9 +1,14 @@
 """`python -m symtrace_study report OUTDIR`: summary.json, report.md and a self-contained
-report.html (inline SVG charts) from a study's rows."""
+report.html (inline SVG charts) from a study's rows.
+
+The Markdown is the report; the HTML is the same text rendered (markdown_html.py) with each
+family's charts in place of its `<!-- chart:... -->` markers, so the two never disagree.
+"""
 
 from __future__ import annotations
 
 import html
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +17,14 @@ import orjson
 from symtrace_study.analysis import ALL, summarise
 from symtrace_study.charts import bar_chart
 from symtrace_study.errors import StudyStateError
+from symtrace_study.markdown_html import render_markdown
 from symtrace_study.results import ResultLog, write_json
 
 STUB_BANNER = ("stub backend: numbers say nothing about methods. The replies come from a "
                "simulated policy whose mistake and repair rates are parameters "
                "(symtrace_suite.policy); the study checks the pipeline and the statistics.")
+MIN_N_FOR_CI = 10  # below this a bootstrap interval is printed as "n too small"
+MARK = "<!-- chart:{family}:{kind} -->"
 
 
 def fmt_p(p: float | None) -> str:
@@ -32,8 +40,20 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
 
-def _ci(ci: list[float] | None, scale: float = 100, unit: str = "%") -> str:
-    return "–" if not ci else f"{scale * ci[0]:.1f}–{scale * ci[1]:.1f}{unit}"
+def _ci(ci: list[float] | None) -> str:
+    """A Wilson interval: honest at any n (wide when n is small), so always printed."""
+    return "–" if not ci else f"{100 * ci[0]:.1f}–{100 * ci[1]:.1f}%"
+
+
+def _delta_ci(c: dict[str, Any]) -> str:
+    """The paired bootstrap CI, unless it would look precise without being so."""
+    if not c["ci95"]:
+        return "–"
+    if c["n"] < MIN_N_FOR_CI:
+        return f"n too small ({c['n']})"
+    if c["n10"] + c["n01"] == 0:
+        return "no discordant pairs"
+    return f"{c['ci95'][0]:+.1f} … {c['ci95'][1]:+.1f}"
 
 
 def load_study(outdir: Path) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
@@ -47,42 +67,114 @@ def load_study(outdir: Path) -> tuple[dict[str, Any], dict[str, Any], list[dict[
     return study, frozen, rows
 
 
-def markdown(summary: dict[str, Any]) -> str:
+def run_info(outdir: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Wall time of the invocations (runs.jsonl) and the attempts' own time."""
+    runs = []
+    path = outdir / "runs.jsonl"
+    if path.exists():
+        runs = [orjson.loads(x) for x in path.read_bytes().splitlines() if x.strip()]
+    collect = outdir / "collect.jsonl"
+    sources = list(ResultLog(collect).load().values()) if collect.exists() else []
+    seconds = sum((r.get("timing") or {}).get("seconds", 0) for r in [*rows, *sources])
+    return {"runs": runs, "wall_seconds": sum(r["finished"] - r["started"] for r in runs),
+            "attempt_seconds": seconds, "attempts": len(rows) + len(sources)}
+
+
+def _versions(rows: list[dict[str, Any]]) -> dict[str, str]:
+    out: dict[str, set[str]] = {}
+    for r in rows:
+        for name, version in (r.get("versions") or {}).items():
+            out.setdefault(name, set()).add(str(version))
+    return {k: ", ".join(sorted(v)) for k, v in sorted(out.items())}
+
+
+def _duration(seconds: float) -> str:
+    minutes, sec = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {sec:02d} s"
+
+
+def configuration(summary: dict[str, Any], info: dict[str, Any],
+                  versions: dict[str, str]) -> list[str]:
+    config = summary["config"]
+    backend = config["backend"]
+    kind = backend["kind"]
+    llm = {"stub": f"stub policy (skill {backend.get('skill')}, seed offset "
+                   f"{backend.get('seed')})",
+           "local": f"local model `{backend.get('model') or backend.get('model_path')}`",
+           "openai": f"`{backend.get('model')}` at `{backend.get('base_url')}`"}[kind]
+    judge = config.get("judge")
+    crashes = ("counted as **non-repairs** (App. F.4)" if config.get("crashes", "non_repair")
+               == "non_repair" else "reported apart as **system errors**")
+    rq1 = config.get("rq1_k", 0)
+    equivalence = config.get("equivalence", "verdict")
+    eq_text = {"mechanism": "mechanism-level (App. D.1: same C-category, same detector "
+                            "rule, corresponding role, grounded live evidence)",
+               "verdict": "verdict only (the evaluator rejects the attempt again)",
+               "answer": "same final answer", "reason": "same evaluator reason"}[equivalence]
+    runs = info["runs"]
+    mas = ", ".join(f"`{m['name']}`" for m in config["mas"])
+    rq1_text = (f"k = {rq1} replays to the failure target and k live reruns" if rq1
+                else "off")
+    judge_text = f"`{judge['model']}` at `{judge['base_url']}`" if judge else "none (rules only)"
+    templates = (f"`{config['templates_path']}`" if config.get("templates_path")
+                 else "symtrace defaults")
+    lines = ["## Configuration", "",
+             "| setting | value |", "|---|---|",
+             f"| benchmark | `{config.get('benchmark', 'symtrace_suite.benchmark:BENCHMARK')}` |",
+             f"| LLM backend | {llm} |",
+             f"| MAS | {mas} |",
+             f"| tasks | {len(config['tasks'])} |",
+             f"| seeds | {', '.join(str(s) for s in config['seeds'])} |",
+             f"| reference arm | `{config['reference']}` |",
+             f"| task-arm budget | {config['attempts']} attempt(s); node arms: 1 intervention |",
+             f"| RQ1 | {rq1_text} |",
+             f"| reproduction test | {eq_text} |",
+             f"| judge | {judge_text} |",
+             f"| templates | {templates} |",
+             f"| Δ placement | `{config.get('placement', 'user')}` |",
+             f"| program crashes | {crashes} |",
+             f"| infrastructure faults | retried up to {config.get('infra_retries', 2)} "
+             "time(s), then system errors (reported apart) |",
+             f"| max system-error rate | {config.get('max_error_rate')} |"]
+    if runs:
+        first = time.strftime("%Y-%m-%d %H:%M", time.gmtime(runs[0]["started"]))
+        how = ", ".join(sorted({f"{r['backend']} ×{r['workers']}" for r in runs}))
+        lines.append(f"| run | {first} UTC, {len(runs)} invocation(s), {how} workers |")
+        rate = 60 * info["attempts"] / info["wall_seconds"] if info["wall_seconds"] else 0
+        lines.append(f"| run time | {_duration(info['wall_seconds'])} wall for "
+                     f"{info['attempts']} attempts ({rate:.1f}/min) |")
+    if versions:
+        lines.append("| versions | " + "; ".join(f"{k} {v}" for k, v in versions.items())
+                     + " |")
+    return lines
+
+
+def markdown(summary: dict[str, Any], info: dict[str, Any] | None = None,
+             versions: dict[str, str] | None = None, disclosure: list[str] | None = None
+             ) -> str:
+    info = info or {"runs": [], "wall_seconds": 0, "attempt_seconds": 0, "attempts": 0}
     lines = [f"# Repair or resample? — study `{summary['name']}`", ""]
     backend = summary["backend"]
     if backend["kind"] == "stub":
         lines += [f"> **{STUB_BANNER}**", ""]
-    lines += [f"Backend: `{backend['kind']}`"
-              + (f" (model `{backend['model']}`)" if backend.get("model") else "")
-              + f". Reference arm: `{summary['reference']}`; task arms get up to "
-              f"{summary['attempts']} attempt(s), node arms one intervention.", "",
-              f"System errors (reported apart, never failed repairs): "
-              f"**{summary['system_errors']}**.", ""]
+        if disclosure:
+            lines += ["**What the stub decides by construction:**", ""]
+            lines += [f"- {text}" for text in disclosure]
+            lines.append("")
+    lines += [*configuration(summary, info, versions or {}), ""]
+    crashes = summary["config"].get("crashes", "non_repair") == "non_repair"
+    lines += [f"System errors (reported apart, never failed repairs): "
+              f"**{summary['system_errors']}**; infrastructure retries: "
+              f"{summary.get('infra_retries', 0)}. Program crashes are "
+              + ("counted as non-repairs." if crashes else "system errors in this study.")]
+    if summary.get("error_kinds"):
+        lines += ["", "| what went wrong | rows |", "|---|---|"]
+        lines += [f"| {k} | {v} |" for k, v in summary["error_kinds"].items()]
+    lines.append("")
     for family, data in summary["families"].items():
-        title = "all MAS pooled (descriptive)" if family == ALL else f"MAS `{family}`"
-        lines += [f"## {title}: {data['cases']} source failures", "",
-                  "| method | level | budget | repaired / n | rate | Wilson 95% | errors | "
-                  "no intervention | API calls | calls per repair |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
-        for m, t in data["methods"].items():
-            per = "–" if t["calls_per_repair"] is None else f"{t['calls_per_repair']:.1f}"
-            lines.append(f"| {m} | {t['level']} | {t['budget']} | {t['repaired']}/{t['n']} | "
-                         f"{_pct(t['rate'])} | {_ci(t['wilson95'])} | {t['errors']} | "
-                         f"{t['abstained']} | {t['api_calls']} | {per} |")
-        for label, key in (("RQ3: reference vs each arm", "rq3"),
-                           ("RQ2: feedback baselines vs unguided rerun", "rq2")):
-            if not data[key]:
-                continue
-            lines += ["", f"**{label}** (exact McNemar, Holm within this MAS)", "",
-                      "| comparison | n | repaired | n10 | n01 | Δ pp | 95% CI (bootstrap) | p | "
-                      "p (Holm) |", "|---|---|---|---|---|---|---|---|---|"]
-            for c in data[key]:
-                delta = "–" if c["delta_pp"] is None else f"{c['delta_pp']:+.1f}"
-                ci = "–" if not c["ci95"] else f"{c['ci95'][0]:+.1f} … {c['ci95'][1]:+.1f}"
-                lines.append(f"| {c['a']} vs {c['b']} | {c['n']} | {c['repaired_a']} vs "
-                             f"{c['repaired_b']} | {c['n10']} | {c['n01']} | {delta} | {ci} | "
-                             f"{fmt_p(c['p'])} | {fmt_p(c['p_holm'])} |")
-        lines += ["", *rq1_markdown(data["rq1"]), "", *category_markdown(data, summary), ""]
+        lines += family_markdown(family, data, summary)
+    lines += cases_markdown(summary)
     if summary["excluded"]:
         lines += ["## Excluded sources (the source run already passes)", ""]
         lines += [f"- `{e['case']}`" for e in summary["excluded"]]
@@ -94,21 +186,82 @@ def markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def rq1_markdown(data: dict[str, Any]) -> list[str]:
+def family_markdown(family: str, data: dict[str, Any], summary: dict[str, Any]) -> list[str]:
+    pooled = family == ALL
+    title = ("All MAS pooled — a further Holm family per question, secondary to the per-MAS "
+             "families" if pooled else f"MAS `{family}`")
+    lines = [f"## {title}: {data['cases']} source failures", "",
+             MARK.format(family=family, kind="repair"), "",
+             "| method | level | budget | repaired / n | rate | Wilson 95% | system errors | "
+             "crashed | no intervention | API calls | calls per repair |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for m, t in data["methods"].items():
+        per = "–" if t["calls_per_repair"] is None else f"{t['calls_per_repair']:.1f}"
+        lines.append(f"| {m} | {t['level']} | {t['budget']} | {t['repaired']}/{t['n']} | "
+                     f"{_pct(t['rate'])} | {_ci(t['wilson95'])} | {t['errors']} | "
+                     f"{t.get('crashed', 0)} | {t['abstained']} | {t['api_calls']} | {per} |")
+    for label, key in (("RQ3: reference vs each other arm", "rq3"),
+                       ("RQ2: feedback baselines vs unguided rerun", "rq2")):
+        if not data[key]:
+            continue
+        n = data[key][0]["n"]
+        dropped = data[key][0].get("dropped", 0)
+        lines += ["", f"**{label}** — one Holm family, exact McNemar; every row on the same "
+                  f"{n} cases" + (f" ({dropped} dropped: a system error in some arm)"
+                                  if dropped else ""), "",
+                  "| comparison | n | repaired | n10 | n01 | Δ pp | 95% CI (paired bootstrap) | "
+                  "p | p (Holm) |", "|---|---|---|---|---|---|---|---|---|"]
+        for c in data[key]:
+            delta = "–" if c["delta_pp"] is None else f"{c['delta_pp']:+.1f}"
+            lines.append(f"| {c['a']} vs {c['b']} | {c['n']} | {c['repaired_a']} vs "
+                         f"{c['repaired_b']} | {c['n10']} | {c['n01']} | {delta} | "
+                         f"{_delta_ci(c)} | {fmt_p(c['p'])} | {fmt_p(c['p_holm'])} |")
+    lines += ["", *rq1_markdown(family, data["rq1"], summary), "",
+              *category_markdown(data, summary), ""]
+    return lines
+
+
+def rq1_markdown(family: str, data: dict[str, Any], summary: dict[str, Any]) -> list[str]:
     if not data.get("enabled"):
         return ["**RQ1**: disabled in this study."]
     ks = [str(k) for k in range(1, data["k"] + 1)]
-    lines = ["**RQ1: failure reproduction** (rep_k: share of k-subsets of the attempts in which "
-             "every attempt reproduces the failure)", "",
-             "| method | n | " + " | ".join(f"rep_{k}" for k in ks) + " | errors |",
+    notes = data.get("replay_notes", {})
+    equivalence = summary["config"].get("equivalence", "verdict")
+    lines = ["**RQ1: failure reproduction**", "",
+             MARK.format(family=family, kind="rq1"), "",
+             "*Replay* re-executes the program with the source's recorded prefix served from "
+             "the bundle up to the case's failure target (the diagnosed target's LLM "
+             "boundary), then regenerates live from there with no guidance; *rerun* restarts "
+             "the task from scratch (unguided). An attempt counts as reproducing the failure "
+             + ("when the evaluator rejects it **and** its own diagnosis shows the source's "
+                "mechanism in the live part: same C-category, same detector rule, same role "
+                "(node type and agent), evidence quoted from the attempt itself (App. D.1)."
+                if equivalence == "mechanism" else f"under the `{equivalence}` test.")
+             + " rep_k is the share of k-subsets of a case's attempts in which every attempt "
+             "reproduces (eq. 2).", "",
+             "| method | n | " + " | ".join(f"rep_{k}" for k in ks) + " | system errors |",
              "|---|---|" + "---|" * len(ks) + "---|"]
-    for arm, label in (("replay", "strict replay"), ("rerun", "live rerun")):
+    for arm, label in (("replay", "replay to target, then live"), ("rerun", "live rerun")):
         m = data["methods"][arm]
         lines.append(f"| {label} | {m['n']} | " + " | ".join(_pct(m["rep"][k]) for k in ks)
                      + f" | {data['errors'][arm]} |")
     p = data["paired"]
     lines += ["", f"Paired rep_{data['k']} (replay vs rerun): n={p['n']}, n10={p['n10']}, "
               f"n01={p['n01']}, exact McNemar p={fmt_p(p['p'])}."]
+    extra = []
+    if notes.get("diverged"):
+        extra.append(f"{notes['diverged']} replay(s) diverged in the prefix (counted as not "
+                     "reproduced)")
+    if notes.get("target_from_last_decision"):
+        extra.append(f"{notes['target_from_last_decision']} case(s) had no diagnosed target: "
+                     "their replay goes live at the last agent decision")
+    if notes.get("reason_fallback"):
+        extra.append(f"{notes['reason_fallback']} case(s) had no source mechanism: there the "
+                     "same evaluator reason counts")
+    if notes.get("crashed"):
+        extra.append(f"{notes['crashed']} attempt(s) crashed (not reproduced)")
+    if extra:
+        lines += ["", "Notes: " + "; ".join(extra) + "."]
     return lines
 
 
@@ -123,78 +276,93 @@ def category_markdown(data: dict[str, Any], summary: dict[str, Any]) -> list[str
     return lines
 
 
-def html_report(summary: dict[str, Any], md: str) -> str:
-    parts = ["<!doctype html><html><head><meta charset='utf-8'>",
-             f"<title>{html.escape(summary['name'])}: repair or resample</title>",
-             "<style>body{font-family:DejaVu Sans,Arial,sans-serif;max-width:1100px;margin:2em "
-             "auto;color:#222}table{border-collapse:collapse;margin:.5em 0}td,th{border:1px "
-             "solid #ccc;padding:3px 7px;font-size:13px}.banner{background:#b00020;color:#fff;"
-             "padding:14px;font-size:18px;font-weight:bold;border-radius:4px}</style>",
-             "</head><body>"]
-    if summary["backend"]["kind"] == "stub":
-        parts.append(f"<div class='banner'>{html.escape(STUB_BANNER)}</div>")
+def _mark(arm: dict[str, Any]) -> str:
+    outcome = arm["outcome"]
+    text = {True: "✓", False: "✗", None: "error"}[outcome]
+    if arm.get("error_kind") and outcome is not None:
+        text += " (crash)" if arm["error_kind"] in ("program_crash", "no_final_result") else ""
+    if arm.get("bundle"):
+        return f"[{text}]({arm['bundle']})"
+    return text
+
+
+def cases_markdown(summary: dict[str, Any]) -> list[str]:
+    methods = summary["methods"]
+    k = summary["config"].get("rq1_k", 0)
+    lines = ["## Cases", "",
+             "One row per source failure; each cell links to the bundle of the deciding "
+             "attempt (the passing one, else the last): open it with `symtrace show`, compare "
+             "with `symtrace diff`. ✓ repaired, ✗ not repaired.", "",
+             "| case | source | categories | target | "
+             + (f"RQ1 replay /{k} | RQ1 rerun /{k} | " if k else "")
+             + " | ".join(methods) + " |",
+             "|---|---|---|---|" + ("---|---|" if k else "") + "---|" * len(methods)]
+    for c in summary.get("cases", []):
+        source = f"[bundle]({c['bundle']})" if c.get("bundle") else "–"
+        cats = ", ".join(c.get("categories") or []) or "none"
+        target = f"`{c['target']}`" if c.get("target") else "–"
+        rq1 = (f"{c['rq1']['replay'][0]} | {c['rq1']['rerun'][0]} | " if k else "")
+        lines.append(f"| `{c['case']}` | {source} | {cats} | {target} | {rq1}"
+                     + " | ".join(_mark(c["arms"][m]) for m in methods) + " |")
+    lines.append("")
+    return lines
+
+
+def charts(summary: dict[str, Any]) -> dict[str, str]:
+    """Marker → SVG for each family's repair and RQ1 charts."""
+    out = {}
     for family, data in summary["families"].items():
         title = "all MAS pooled" if family == ALL else family
         bars = [{"label": m, "value": t["rate"], "low": (t["wilson95"] or [None])[0],
                  "high": (t["wilson95"] or [None, None])[1], "n": t["n"],
                  "text": f"{t['repaired']}/{t['n']}", "group": t["level"]}
                 for m, t in data["methods"].items()]
-        parts.append(bar_chart(f"{title}: repair rate per method ({data['cases']} failures, "
-                               "Wilson 95% CI)", bars,
-                               legend={"node": "node level (1 intervention)",
-                                       "task": f"task level (≤{summary['attempts']} attempts)"}))
+        out[MARK.format(family=family, kind="repair")] = bar_chart(
+            f"{title}: repair rate per method ({data['cases']} failures, Wilson 95% CI)", bars,
+            legend={"node": "node level (1 intervention)",
+                    "task": f"task level (≤{summary['attempts']} attempts)"})
         rq1 = data["rq1"]
         if rq1.get("enabled"):
             rbars = [{"label": f"{arm} rep_{k}", "value": rq1["methods"][arm]["rep"][str(k)],
                       "n": rq1["methods"][arm]["n"], "group": arm,
                       "text": _pct(rq1["methods"][arm]["rep"][str(k)])}
                      for k in range(1, rq1["k"] + 1) for arm in ("replay", "rerun")]
-            parts.append(bar_chart(f"{title}: RQ1 failure reproduction rep_k", rbars,
-                                   legend={"replay": "strict replay", "rerun": "live rerun"}))
-    parts.append(_markdown_to_html(md))
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+            out[MARK.format(family=family, kind="rq1")] = bar_chart(
+                f"{title}: RQ1 failure reproduction rep_k", rbars,
+                legend={"replay": "replay to target, then live", "rerun": "live rerun"})
+    return out
 
 
-def _markdown_to_html(md: str) -> str:
-    """The report's own small Markdown subset (headings, tables, quotes, lists, paragraphs)."""
-    out: list[str] = []
-    table: list[list[str]] = []
+STYLE = ("body{font-family:DejaVu Sans,Arial,sans-serif;max-width:1180px;margin:2em auto;"
+         "color:#222;line-height:1.4}table{border-collapse:collapse;margin:.5em 0}"
+         "td,th{border:1px solid #ccc;padding:3px 7px;font-size:13px;text-align:left}"
+         "th{background:#f3f3f3}code{background:#f3f3f3;padding:0 3px;border-radius:3px;"
+         "font-size:12px}blockquote{background:#b00020;color:#fff;padding:12px 16px;"
+         "margin:1em 0;border-radius:4px;font-size:16px}h2{border-bottom:1px solid #ddd;"
+         "padding-bottom:3px;margin-top:1.6em}svg{display:block;margin:.6em 0}")
 
-    def flush() -> None:
-        if table:
-            head, *body = table
-            out.append("<table><tr>" + "".join(f"<th>{c}</th>" for c in head) + "</tr>"
-                       + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>"
-                                 for r in body) + "</table>")
-            table.clear()
 
-    for line in md.splitlines():
-        text = html.escape(line)
-        if line.startswith("|"):
-            cells = [c.strip() for c in text.strip("|").split("|")]
-            if not all(set(c) <= {"-"} for c in cells):
-                table.append(cells)
-            continue
-        flush()
-        if line.startswith("## "):
-            out.append(f"<h2>{text[3:]}</h2>")
-        elif line.startswith("# "):
-            out.append(f"<h1>{text[2:]}</h1>")
-        elif line.startswith("> "):
-            continue  # the banner is rendered on its own
-        elif line.startswith("- "):
-            out.append(f"<li>{text[2:]}</li>")
-        elif line.strip():
-            out.append(f"<p>{text}</p>")
-    flush()
-    return "\n".join(out)
+def html_report(summary: dict[str, Any], md: str) -> str:
+    body = render_markdown(md, charts(summary))
+    return ("<!doctype html><html><head><meta charset='utf-8'>"
+            f"<title>{html.escape(summary['name'])}: repair or resample</title>"
+            f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n")
 
 
 def write_report(outdir: Path) -> list[Path]:
     study, frozen, rows = load_study(outdir)
     summary = summarise(study, frozen, rows)
-    md = markdown(summary)
+    info = run_info(outdir, rows)
+    disclosure = None
+    if summary["backend"]["kind"] == "stub":
+        from symtrace_study.benchmark import DEFAULT_BENCHMARK, load_benchmark
+
+        bench = load_benchmark(study["config"].get("benchmark") or DEFAULT_BENCHMARK)
+        disclose = getattr(bench, "stub_disclosure", None)
+        disclosure = disclose() if callable(disclose) else [
+            f"{bench.name} gives no account of its stub policy: read its stub_responder."]
+    md = markdown(summary, info, _versions(rows), disclosure)
+    summary["run"] = info
     write_json(outdir / "summary.json", summary)
     (outdir / "report.md").write_text(md + "\n", encoding="utf-8")
     (outdir / "report.html").write_text(html_report(summary, md), encoding="utf-8")

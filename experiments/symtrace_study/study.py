@@ -6,12 +6,14 @@ Output directory layout (all paths in rows are relative to it):
     collect.jsonl   one row per source run (MAS × task × seed)
     cases.json      the frozen case set: failures kept, passing sources excluded, errors
     results.jsonl   one row per attempt (RQ1 replays/reruns, node arms, task-arm attempts)
+    runs.jsonl      one line per invocation: start, end, workers, backend (the report's run time)
     sources/, attempts/   the bundles
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -73,6 +75,7 @@ class Study:
             ) -> dict[str, Any]:
         self.check_state(resume=resume)
         executor = open_executor(self.config, workers, backend)  # a missing extra: no output
+        started = time.time()
         try:
             self.write_study()
             cases = self._collect(executor)
@@ -84,6 +87,10 @@ class Study:
                 self._execute(executor, jobs, rows, f"task arms, attempt {attempt}")
         finally:
             executor.close()
+            if (self.out / "study.json").exists():  # one line per invocation (resumes too)
+                ResultLog(self.out / "runs.jsonl").append(
+                    {"started": round(started, 3), "finished": round(time.time(), 3),
+                     "workers": workers, "backend": backend})
         return self._check_errors(cases, rows)
 
     def _collect(self, executor: Executor) -> dict[str, Any]:

@@ -63,6 +63,17 @@ class Task:
             True, "answer matches" + (" and state changed as required" if self.mutates else "")
         )
 
+    @property
+    def tools(self) -> tuple[str, ...]:
+        """The tools of the services this task needs (App. E.1's "start URLs or tools"): every
+        tool of each service its reference plan touches, in TOOLS order. Names only: the
+        services' URLs are per-worker ports, and a prompt that carried them would differ
+        between workers."""
+        from symtrace_suite.mas.tools import TOOLS
+
+        services = {step["tool"].split("_", 1)[0] for step in self.plan}
+        return tuple(fn.__name__ for fn in TOOLS if fn.__name__.split("_", 1)[0] in services)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -71,6 +82,7 @@ class Task:
             "prompt": self.prompt,
             "mutates": self.mutates,
             "answer_schema": dict(self.answer_schema),
+            "tools": list(self.tools),
         }
 
 

@@ -35,6 +35,8 @@ def validate_placement(placement: str) -> str:
 def apply_to_messages(messages: list[JSONValue], guidance: str, placement: str) -> list[JSONValue]:
     validate_placement(placement)
     out = copy.deepcopy(messages)
+    if not guidance:  # no Δ: the anchor is only regenerated live (e.g. a study's RQ1 replay)
+        return out
     if placement == "user" or not out:
         out.append({"role": "user", "content": guidance})
     elif placement == "system":

@@ -68,10 +68,13 @@ def test_sequential_study_runs_every_arm_on_real_failures(sequential):
     suspicious = result[("repair", case["case"], "suspicious", 1)]
     assert suspicious["intervened"] and suspicious["categories"]
     assert "Runtime symptoms confirmed" in suspicious["delta"]
-    # a strict replay reproduces the recorded failure; seeds are per attempt
+    # RQ1 replays go live at each case's target (not a 100%-by-construction strict replay)
     replays = [r for k, r in result.items() if k[0] == "rq1" and k[2] == "replay"]
     assert len(replays) == 2 * len(frozen["cases"])
-    assert all(r["status"] == "reproduced" for r in replays)
+    anchors = {c["case"]: c["anchor"] for c in frozen["cases"]}
+    for r in replays:
+        assert r["api_calls"] >= 1 and not r["diverged"]
+        assert r["anchor"] == anchors[r["case"]] or r["target_from"] == "last_decision"
     assert len({r["seed"] for r in result.values()}) == len(result)
     write_report(sequential)
     md = (sequential / "report.md").read_text()

@@ -75,7 +75,7 @@ def test_report_shows_all_six_methods_rq1_and_the_stub_banner(tmp_path, monkeypa
         assert f"| {method} |" in md
         assert f">{method}</text>" in page  # a bar per method in the chart
     assert "RQ1: failure reproduction" in md and "rep_3" in md
-    assert STUB_BANNER in md and "class='banner'" in page
+    assert STUB_BANNER in md and f"<blockquote><strong>{STUB_BANNER}</strong>" in page
     assert "0.000" not in md
     assert page.count("<svg") >= 2 and "n=" in page
     import re
@@ -97,3 +97,40 @@ def test_no_banner_for_a_real_backend(tmp_path, monkeypatch):
     Study(config, Console(file=io.StringIO())).run()
     write_report(config.out)
     assert STUB_BANNER not in (config.out / "report.md").read_text()
+
+
+def _visible_text(page: str) -> str:
+    """The page's text as a browser shows it, minus code spans and charts."""
+    import html as html_mod
+    import re
+
+    page = re.sub(r"<svg.*?</svg>|<code>.*?</code>|<style>.*?</style>", " ", page, flags=re.S)
+    return html_mod.unescape(re.sub(r"<[^>]+>", " ", page))
+
+
+def test_html_report_reads_correctly(tmp_path, monkeypatch):
+    """Issue 22 (6): Markdown rendered (no raw ** or backticks), the title first, the
+    configuration, per-case rows linking to bundles, RQ1 explained, the pooled family named
+    for what it is, no precise-looking intervals at tiny n, the stub's built-in results."""
+    config = parse_config({"out": str(tmp_path / "out"), "mas": ["plain"],
+                           "tasks": ["shop-001", "wiki-001", "route-001"], "seeds": [0, 1],
+                           "attempts": 2, "rq1": {"k": 2}, "placement": "system"})
+    monkeypatch.setattr(study_module, "open_executor", lambda *a: FakeExecutor())
+    Study(config, Console(file=io.StringIO())).run(workers=2, backend="warm")
+    write_report(config.out)
+    md = (config.out / "report.md").read_text()
+    page = (config.out / "report.html").read_text()
+    text = _visible_text(page)
+    assert "**" not in text and "`" not in text
+    assert "<strong>0</strong>" in page or "<strong>" in page
+    body = page.split("<body>", 1)[1]
+    assert body.lstrip().startswith("<h1>") and body.index("<h1>") < body.index("<svg")
+    for needle in ("Configuration", "skill 0.6", "mechanism-level", "none (rules only)",
+                   "symtrace defaults", "Δ placement", "seeds", "run time", "warm ×2"):
+        assert needle in text, needle
+    assert "## Cases" in md and 'href="sources/plain/' in page and 'href="attempts/plain/' in page
+    assert "replay to target, then live" in text and "regenerates live" in text
+    assert "All MAS pooled" not in text or "Holm" in text.split("All MAS pooled", 1)[1][:120]
+    assert "(descriptive)" not in md
+    assert "n too small" in text  # 3-6 cases: no bootstrap interval shown as if precise
+    assert "What the stub decides by construction" in text and "SUPPRESSION" in text

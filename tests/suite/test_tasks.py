@@ -76,7 +76,8 @@ def test_prompts_are_unique_and_none_contains_another() -> None:
 def test_task_json_carries_no_evaluator_information() -> None:
     for task in TASKS:
         data = task.to_json()
-        assert set(data) == {"id", "site", "category", "prompt", "mutates", "answer_schema"}
+        assert set(data) == {"id", "site", "category", "prompt", "mutates", "answer_schema",
+                             "tools"}
         spec = parse_task(data)
         assert spec.text == task.prompt
         assert spec.output.kind in ("json", "object_list"), task.id  # the rules see the format

@@ -37,3 +37,11 @@ def test_bad_placement_and_bad_request():
         apply_to_messages(MESSAGES, "x", "middle")
     with pytest.raises(ValueError):
         apply_to_request({"tool": "f", "arguments": {}}, "x", "user")
+
+
+@pytest.mark.parametrize("placement", ["user", "system", "last"])
+def test_empty_guidance_leaves_the_request_unchanged(placement):
+    """A selective replay with no Δ only regenerates the anchor live (the study's RQ1)."""
+    assert apply_to_messages(MESSAGES, "", placement) == MESSAGES
+    with pytest.raises(ValueError, match="placement"):
+        apply_to_messages(MESSAGES, "", "middle")

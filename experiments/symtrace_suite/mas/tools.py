@@ -1,16 +1,24 @@
 """The suite's tools: plain Python functions that call the services over httpx.
 
 Every MAS offers the same functions, with type hints and docstrings the frameworks turn into
-tool schemas. A tool returns the service's JSON (a dict); an HTTP error comes back as the
-service's error object (`{"status": "error", "http_status": 404, ...}`) rather than an
+tool schemas. A tool returns the service's JSON (a dict); an HTTP error answer comes back as
+the service's error object (`{"status": "error", "http_status": 404, ...}`) rather than an
 exception, so the agent sees it as an observation and symtrace's diagnosis sees the failure.
+
+A service that cannot be reached at all (connection refused, timeout: an `httpx.TransportError`)
+is not an observation about the task: it is an infrastructure fault of the harness. The tool
+then ends the program at once with `EXIT_INFRASTRUCTURE` (75, EX_TEMPFAIL) and a marker line
+on stderr, so a study counts the attempt as a system error (and retries it) instead of as a
+failed repair of an agent that was handed "connection refused".
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
+import typing
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -21,6 +29,8 @@ import orjson
 
 URLS_ENV = "SYMTRACE_SUITE_URLS"
 _TIMEOUT = 10.0
+EXIT_INFRASTRUCTURE = 75  # EX_TEMPFAIL: the harness, not the agent, failed
+INFRASTRUCTURE_MARKER = "symtrace_suite: infrastructure fault:"
 
 
 class SuiteConfigError(RuntimeError):
@@ -74,12 +84,21 @@ def _call(service: str, method: str, path: str, **kwargs: Any) -> dict[str, Any]
     url = service_urls()[service].rstrip("/") + path
     try:
         response = _http().request(method, url, **kwargs)
-    except httpx.HTTPError as exc:
-        return {"status": "error", "error": {"code": type(exc).__name__, "message": str(exc)}}
+    except httpx.TransportError as exc:
+        infrastructure_fault(f"{service} {method} {path}: {type(exc).__name__}: {exc}")
     try:
         return response.json()
     except ValueError:
         return {"status": "error", "http_status": response.status_code, "error": response.text}
+
+
+def infrastructure_fault(message: str) -> typing.NoReturn:
+    """End the program now with EXIT_INFRASTRUCTURE. `os._exit`, not an exception: every
+    framework catches a tool's exceptions and hands them to the agent as an observation."""
+    sys.stderr.write(f"{INFRASTRUCTURE_MARKER} {message}\n")
+    sys.stderr.flush()
+    sys.stdout.flush()
+    os._exit(EXIT_INFRASTRUCTURE)
 
 
 def _seg(value: str) -> str:

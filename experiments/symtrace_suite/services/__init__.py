@@ -71,13 +71,25 @@ def start_services() -> Services:
     return Services()
 
 
+_client: httpx.Client | None = None
+
+
+def _http() -> httpx.Client:
+    """One client per process: a new client builds an SSL context (~0.1 s) every time, and a
+    study resets the services before every attempt."""
+    global _client
+    if _client is None:
+        _client = httpx.Client(timeout=10.0)
+    return _client
+
+
 def _each(urls: Mapping[str, str], method: str, path: str) -> dict[str, Any]:
     out = {}
-    with httpx.Client(timeout=10.0) as client:
-        for name in sorted(urls):
-            response = client.request(method, urls[name].rstrip("/") + path)
-            response.raise_for_status()
-            out[name] = response.json()
+    client = _http()
+    for name in sorted(urls):
+        response = client.request(method, urls[name].rstrip("/") + path)
+        response.raise_for_status()
+        out[name] = response.json()
     return out
 
 
