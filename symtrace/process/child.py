@@ -13,8 +13,10 @@ starts, so a grandchild process does not write into the same bundle.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import random
+import signal
 from typing import Any
 
 import orjson
@@ -84,6 +86,10 @@ def start() -> None:
     random.seed(seed)
 
     def at_exit() -> None:
+        # The program is ending: a second Ctrl-C (the terminal's and the one symtrace
+        # forwards) must not cut the hand-back short with a traceback of ours.
+        with contextlib.suppress(ValueError):  # not the main thread: nothing to ignore
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         session.adapters_used = sorted(a.name for a in armed if a.adapter.installed)
         for adapter in reversed(armed):
             adapter.uninstall()

@@ -5,8 +5,10 @@ The program's exit status passes through: its own code, or 128+N when a signal N
 
 Ctrl-C at a terminal sends SIGINT to the whole foreground process group, so the program gets
 it from the terminal; symtrace does not die of it (no traceback of its own), waits for the
-program, and reports the run as interrupted (exit 130). A SIGINT or SIGTERM sent to symtrace
-alone (`kill PID`, a CI runner's timeout) is forwarded to the program first. Either way the
+program, and reports the run as interrupted (exit 130). A SIGTERM sent to symtrace (`kill
+PID`, a CI runner's timeout) is forwarded to the program at once; a SIGINT that did not come
+from symtrace's terminal is forwarded if the program is still running a second later (a
+SIGINT to the whole process group reached the program already). Either way the
 bundle is sealed as far as it got and marked incomplete (docs/bundle-format.md, *Crash and
 signal semantics*).
 """
@@ -26,6 +28,7 @@ from typing import IO, Any
 from symtrace.errors import SymtraceError
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM)
+FORWARD_GRACE = 1.0  # seconds a SIGINT-ed program has to exit before symtrace forwards it
 
 
 @dataclass(frozen=True)
@@ -83,12 +86,22 @@ def _forwarding(proc: subprocess.Popen[bytes], received: list[int]) -> Any:
         yield  # signal handlers can only be set from the main thread
         return
 
+    def forward(signum: int) -> None:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signum)
+
     def handle(signum: int, frame: object) -> None:
         received.append(signum)
-        if signum == signal.SIGINT and _terminal_sent_it():
-            return  # the terminal already delivered it to the program's process group
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(signum)
+        if signum != signal.SIGINT:
+            forward(signum)
+        elif not _terminal_sent_it():
+            # A SIGINT sent to the whole process group (a terminal without a tty in sight,
+            # `kill -INT -PGID`) reached the program too: forward only to a program still
+            # running after a grace, so one Ctrl-C is not delivered to it twice.
+            timer = threading.Timer(FORWARD_GRACE, forward, (signum,))
+            timer.daemon = True
+            timer.start()
 
     previous = {signum: signal.signal(signum, handle) for signum in FORWARDED}
     try:
