@@ -16,11 +16,14 @@
     ├── AdapterError
     │   ├── AdapterNotFound           (also LookupError)
     │   ├── AdapterUnavailable        (also ImportError) — framework not installed
-    │   ├── HookTargetMissing         (also AttributeError)
-    │   ├── AdapterAlreadyInstalled   (also RuntimeError)
+    │   ├── HookTargetMissing         (also AttributeError, PatchTargetMissing)
+    │   ├── AdapterAlreadyInstalled   (also RuntimeError, AlreadyPatched)
     │   ├── NotInstrumented           — the program never ran symtrace's bootstrap
     │   └── UnsupportedConstruct      — a framework construct no bundle could replay (refused
     │                                   at record time, before it runs)
+    ├── PatchError                    — a global could not be patched (symtrace.patching)
+    │   ├── PatchTargetMissing        (also AttributeError)
+    │   └── AlreadyPatched            (also RuntimeError)
     ├── SessionError                  (also RuntimeError) — nesting / no active session
     └── ReplayError
         ├── ReplayDivergence          — carries a DivergenceReport
@@ -158,6 +161,20 @@ class AdapterError(SymtraceError):
     exit_code = EXIT_ADAPTER
 
 
+class PatchError(SymtraceError):
+    """A module or class attribute could not be patched: the process cannot be instrumented."""
+
+    exit_code = EXIT_ADAPTER
+
+
+class PatchTargetMissing(PatchError, AttributeError):
+    """The attribute to patch does not exist."""
+
+
+class AlreadyPatched(PatchError, RuntimeError):
+    """install() was called twice without uninstall()."""
+
+
 class UnsupportedConstruct(AdapterError):
     """The program uses a framework construct whose outcome is not a function of its boundaries
     (e.g. thread timing decides it): refused at record time, before anything of it runs."""
@@ -171,11 +188,11 @@ class AdapterUnavailable(AdapterError, ImportError):
     """The adapter's framework is not installed (or not at a supported version)."""
 
 
-class HookTargetMissing(AdapterError, AttributeError):
+class HookTargetMissing(AdapterError, PatchTargetMissing):
     """A hook names a function the installed framework does not have."""
 
 
-class AdapterAlreadyInstalled(AdapterError, RuntimeError):
+class AdapterAlreadyInstalled(AdapterError, AlreadyPatched):
     """install() was called twice without uninstall()."""
 
 

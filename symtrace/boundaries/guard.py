@@ -16,9 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 from symtrace.errors import ReplayError
+from symtrace.patching import Patch, PatchSet
 
 _lock = threading.Lock()
-_original: dict[str, Any] = {}
+_patches: PatchSet | None = None
 _blocked: set[tuple[str, int]] = set()
 _on_block: list[Callable[[str, int], None]] = []
 
@@ -28,28 +29,28 @@ class LiveCallBlocked(ReplayError, ConnectionRefusedError):
 
 
 def install(endpoints: set[tuple[str, int]], on_block: Callable[[str, int], None]) -> None:
+    global _patches
     with _lock:
-        if _original:
+        if _patches is not None:
             raise RuntimeError("the egress guard is already installed")
         _blocked.clear()
         _blocked.update((_normal(host), port) for host, port in endpoints)
         _on_block[:] = [on_block]
-        for name in ("connect", "connect_ex"):
-            original = getattr(socket.socket, name)
-            _original[name] = original
-            setattr(socket.socket, name, _guarded_connect(original))
-        _original["getaddrinfo"] = socket.getaddrinfo
-        socket.getaddrinfo = _guarded_lookup(socket.getaddrinfo)  # type: ignore[assignment]
+        patches = PatchSet((
+            Patch(socket.socket, "connect", _guarded_connect),
+            Patch(socket.socket, "connect_ex", _guarded_connect),
+            Patch(socket, "getaddrinfo", _guarded_lookup),
+        ))
+        patches.install()
+        _patches = patches
 
 
 def uninstall() -> None:
+    global _patches
     with _lock:
-        for name, original in _original.items():
-            if name == "getaddrinfo":
-                socket.getaddrinfo = original
-            else:
-                setattr(socket.socket, name, original)
-        _original.clear()
+        if _patches is not None:
+            _patches.uninstall()
+            _patches = None
         _blocked.clear()
         _on_block.clear()
 

@@ -23,6 +23,7 @@ import httpx
 import orjson
 
 from symtrace.model.canonical import JSONValue, canonical_http_request, canonical_tool_call
+from symtrace.patching import Patch, PatchSet
 from symtrace.session.core import LLM, TOOL, BoundaryCall, Ticket, active
 
 LLM_PATH_SUFFIXES = ("/chat/completions", "/completions", "/responses")
@@ -34,7 +35,6 @@ KEPT_RESPONSE_HEADERS = (
     "x-request-id",
 )
 
-_ORIGINALS: dict[str, Any] = {}
 _install_lock = threading.Lock()
 _install_count = 0
 # Streams still open: finished (with what was read) when the session ends, so a stream the
@@ -43,19 +43,11 @@ _open_streams: dict[int, Callable[[], None]] = {}
 
 
 # -- install / uninstall (symmetric, reference-counted) --------------------------------------
-HOOKS: tuple[tuple[type, str, str], ...] = (
-    (httpx.HTTPTransport, "handle_request", "_sync_handle"),
-    (httpx.AsyncHTTPTransport, "handle_async_request", "_async_handle"),
-)
-
-
 def install() -> None:
     global _install_count
     with _install_lock:
         if _install_count == 0:
-            for owner, attribute, replacement in HOOKS:
-                _ORIGINALS[f"{owner.__name__}.{attribute}"] = owner.__dict__[attribute]
-                setattr(owner, attribute, globals()[replacement])
+            PATCHES.install()
         _install_count += 1
 
 
@@ -66,8 +58,7 @@ def uninstall() -> None:
             return
         _install_count -= 1
         if _install_count == 0:
-            for owner, attribute, _ in reversed(HOOKS):
-                setattr(owner, attribute, _ORIGINALS.pop(f"{owner.__name__}.{attribute}"))
+            PATCHES.uninstall()
 
 
 def is_installed() -> bool:
@@ -82,7 +73,7 @@ def finish_open_streams() -> None:
 
 # -- the two shells --------------------------------------------------------------------------
 def _sync_handle(self: httpx.HTTPTransport, request: httpx.Request) -> httpx.Response:
-    original = _ORIGINALS["HTTPTransport.handle_request"]
+    original = PATCHES.original(httpx.HTTPTransport, "handle_request")
     session = active()
     if session is None:
         return original(self, request)
@@ -106,7 +97,7 @@ def _sync_handle(self: httpx.HTTPTransport, request: httpx.Request) -> httpx.Res
 
 
 async def _async_handle(self: httpx.AsyncHTTPTransport, request: httpx.Request) -> httpx.Response:
-    original = _ORIGINALS["AsyncHTTPTransport.handle_async_request"]
+    original = PATCHES.original(httpx.AsyncHTTPTransport, "handle_async_request")
     session = active()
     if session is None:
         return await original(self, request)
@@ -130,6 +121,14 @@ async def _async_handle(self: httpx.AsyncHTTPTransport, request: httpx.Request) 
 
 
 # -- request side ----------------------------------------------------------------------------
+# The two patches (the shells above replace httpx's transports; they call the originals
+# through PATCHES.original).
+PATCHES = PatchSet((
+    Patch(httpx.HTTPTransport, "handle_request", lambda _original: _sync_handle),
+    Patch(httpx.AsyncHTTPTransport, "handle_async_request", lambda _original: _async_handle),
+))
+
+
 def is_llm_request(request: httpx.Request) -> bool:
     return request.method == "POST" and request.url.path.endswith(LLM_PATH_SUFFIXES)
 

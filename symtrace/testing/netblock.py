@@ -14,9 +14,11 @@ import socket
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from symtrace.errors import ReplayError
+from symtrace.patching import Patch, PatchSet
 
 _LOOPBACK_NAMES = {"localhost": ("127.0.0.1", "::1")}
 _lock = threading.Lock()
@@ -45,20 +47,26 @@ def blocked_network(allow_hosts: Iterable[str] = ()) -> Iterator[list[str]]:
         if _active:
             raise RuntimeError("the symtrace network block is already active")
         _active = True
-        originals = {name: getattr(socket.socket, name) for name in ("connect", "connect_ex")}
-        for name, original in originals.items():
-            setattr(socket.socket, name, _guarded(original, allowed, attempts, name))
+        patches = PatchSet(
+            Patch(socket.socket, name, partial(_guarded, allowed=allowed, attempts=attempts,
+                                               name=name))
+            for name in ("connect", "connect_ex")
+        )
+        try:
+            patches.install()
+        except BaseException:
+            _active = False
+            raise
     try:
         yield attempts
     finally:
         with _lock:
-            for name, original in originals.items():
-                setattr(socket.socket, name, original)
+            patches.uninstall()
             _active = False
 
 
 def _guarded(
-    original: Callable[..., Any], allowed: frozenset[str], attempts: list[str], name: str
+    original: Callable[..., Any], *, allowed: frozenset[str], attempts: list[str], name: str
 ) -> Callable[..., Any]:
     def connect(self: socket.socket, address: Any, *args: Any) -> Any:
         if self.family in (socket.AF_INET, socket.AF_INET6) and isinstance(address, tuple):

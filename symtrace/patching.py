@@ -1,0 +1,103 @@
+"""One way to patch module and class attributes and to put them back.
+
+Every seam that replaces a global (the HTTP boundary, the egress guard, the pytest network
+block, framework adapters' hook tables) describes its patches as data and lets a `PatchSet`
+apply them:
+
+* `install()` resolves every target *before* changing anything: a missing attribute raises
+  `PatchTargetMissing` and nothing is patched. It then applies the patches in order; if one
+  fails half-way, the ones already applied are restored before the error propagates.
+* `uninstall()` restores in reverse order, so patch sets nest (last in, first out).
+* A class attribute is read from the class's own `__dict__`, so a classmethod or
+  staticmethod is handed over as such. An attribute the class only inherits (e.g.
+  `socket.socket.connect`, defined on `_socket.socket`) is shadowed on install and the shadow
+  deleted on uninstall: the class is left exactly as it was.
+* While installed, `original(owner, attribute)` returns the replaced value: replacements call
+  through it instead of keeping process-global lookups of their own.
+
+Thread safety is the caller's: a seam that installs from several threads holds its own lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from symtrace.errors import AlreadyPatched, PatchTargetMissing
+
+_ABSENT = object()  # the class had no attribute of its own: uninstall deletes the shadow
+
+
+@dataclass(frozen=True, slots=True)
+class Patch:
+    owner: Any  # a module, a class, or any object with attributes
+    attribute: str
+    wrap: Callable[[Any], Any]  # the current value -> its replacement
+
+
+@dataclass(slots=True)
+class _Applied:
+    owner: Any
+    attribute: str
+    original: Any  # what callers get from original()
+    restore: Any  # what uninstall puts back (_ABSENT: delete the shadow)
+
+
+class PatchSet:
+    """Patches applied together and restored together (see the module docstring)."""
+
+    def __init__(self, patches: Iterable[Patch] = ()) -> None:
+        self.patches: tuple[Patch, ...] = tuple(patches)
+        self._applied: list[_Applied] = []
+
+    @property
+    def installed(self) -> bool:
+        return bool(self._applied)
+
+    def install(self) -> None:
+        if self._applied:
+            raise AlreadyPatched("this patch set is already installed")
+        resolved = [(patch, *_current(patch.owner, patch.attribute)) for patch in self.patches]
+        try:
+            for patch, original, restore in resolved:
+                replacement = patch.wrap(original)
+                self._applied.append(_Applied(patch.owner, patch.attribute, original, restore))
+                setattr(patch.owner, patch.attribute, replacement)
+        except BaseException:
+            self.uninstall()
+            raise
+
+    def uninstall(self) -> None:
+        while self._applied:
+            applied = self._applied.pop()
+            if applied.restore is _ABSENT:
+                if applied.attribute in vars(applied.owner):
+                    delattr(applied.owner, applied.attribute)
+            else:
+                setattr(applied.owner, applied.attribute, applied.restore)
+
+    def original(self, owner: Any, attribute: str) -> Any:
+        """The value *attribute* of *owner* had before this set was installed."""
+        for applied in self._applied:
+            if applied.owner is owner and applied.attribute == attribute:
+                return applied.original
+        raise PatchTargetMissing(f"{_name(owner)}.{attribute} is not patched by this set")
+
+
+def _current(owner: Any, attribute: str) -> tuple[Any, Any]:
+    """(value replacements wrap, value uninstall restores) of owner.attribute."""
+    if isinstance(owner, type):
+        own = vars(owner)
+        if attribute in own:
+            return own[attribute], own[attribute]
+        if hasattr(owner, attribute):
+            return getattr(owner, attribute), _ABSENT
+    elif hasattr(owner, attribute):
+        value = getattr(owner, attribute)
+        return value, value
+    raise PatchTargetMissing(f"cannot patch {_name(owner)}.{attribute}: it does not exist")
+
+
+def _name(owner: Any) -> str:
+    return str(getattr(owner, "__qualname__", None) or getattr(owner, "__name__", owner))
