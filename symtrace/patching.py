@@ -15,13 +15,22 @@ apply them:
 * While installed, `original(owner, attribute)` returns the replaced value: replacements call
   through it instead of keeping process-global lookups of their own.
 
+`after_import(module, callback)` runs a callback right after a module is first imported, so a
+seam or an adapter is installed only if the program uses its library (the one post-import hook
+on sys.meta_path; `cancel_after_import` undoes it).
+
 Thread safety is the caller's: a seam that installs from several threads holds its own lock.
 """
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
+import sys
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from symtrace.errors import AlreadyPatched, PatchTargetMissing
@@ -101,3 +110,68 @@ def _current(owner: Any, attribute: str) -> tuple[Any, Any]:
 
 def _name(owner: Any) -> str:
     return str(getattr(owner, "__qualname__", None) or getattr(owner, "__name__", owner))
+
+
+# -- after-import hooks ------------------------------------------------------------------------
+ImportCallback = Callable[[ModuleType], None]
+
+
+class _ImportWatcher(importlib.abc.MetaPathFinder):
+    """Runs callbacks right after a watched top-level module has been executed (a post-import
+    hook on sys.meta_path, present only while something is watched)."""
+
+    def __init__(self) -> None:
+        self.watchers: dict[str, list[ImportCallback]] = {}
+        self.lock = threading.RLock()
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname not in self.watchers:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _NotifyingLoader(spec.loader, fullname)
+                return spec
+        return None
+
+
+class _NotifyingLoader(importlib.abc.Loader):
+    def __init__(self, inner: Any, fullname: str) -> None:
+        self._inner = inner
+        self._fullname = fullname
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self._inner.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self._inner.exec_module(module)
+        for callback in list(_watcher.watchers.get(self._fullname, [])):
+            callback(module)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+_watcher = _ImportWatcher()
+
+
+def after_import(module: str, callback: ImportCallback) -> None:
+    """Call *callback(module)* right after top-level *module* is first imported."""
+    with _watcher.lock:
+        _watcher.watchers.setdefault(module, []).append(callback)
+        if _watcher not in sys.meta_path:
+            sys.meta_path.insert(0, _watcher)
+
+
+def cancel_after_import(module: str, callback: ImportCallback) -> None:
+    """Undo after_import(); the hook leaves sys.meta_path when nothing is watched."""
+    with _watcher.lock:
+        callbacks = _watcher.watchers.get(module, [])
+        if callback in callbacks:
+            callbacks.remove(callback)
+        if not callbacks:
+            _watcher.watchers.pop(module, None)
+        if not _watcher.watchers and _watcher in sys.meta_path:
+            sys.meta_path.remove(_watcher)
