@@ -12,40 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from symtrace.bundle.blobs import Joiner
-from symtrace.model.events import Edge, EdgeKind, Event, EventType
-
-_TYPES = {member.value: member for member in EventType}
-_KINDS = {member.value: member for member in EdgeKind}
+from symtrace.model.events import Event
 
 
-class LazyEvent(Event):
-    __slots__ = ("_joiner", "_request", "_response")
+def _lazy_field(slot: str) -> property:
+    """A field read joined on first access; written (by the constructor) as given."""
 
-    @classmethod
-    def of(cls, data: dict[str, Any], joiner: Joiner) -> LazyEvent:
-        """An event from a parsed line whose request/response still hold blob refs.
-
-        Event.from_json, with enum members looked up in dicts (Enum calls dominate loading
-        a large bundle otherwise)."""
-        event = cls(
-            id=data["id"],
-            position=int(data["position"]),
-            type=_TYPES[data["type"]],
-            lane=data["lane"],
-            agent=data.get("agent"),
-            reason=data.get("reason"),
-            parents=tuple(Edge(p["source"], _KINDS[p["kind"]]) for p in data.get("parents", [])),
-            request=data.get("request"),
-            request_hash=data.get("request_hash"),
-            response=data.get("response"),
-            response_hash=data.get("response_hash"),
-            meta=dict(data.get("meta") or {}),
-            content_hash=data.get("content_hash", ""),
-        )
-        object.__setattr__(event, "_joiner", joiner)
-        return event
-
-    def _get(self, slot: str) -> Any:
+    def get(self: LazyEvent) -> Any:
         value = object.__getattribute__(self, slot)
         joiner = object.__getattribute__(self, "_joiner")
         if joiner is not None and not isinstance(value, _Joined):
@@ -53,23 +26,26 @@ class LazyEvent(Event):
             object.__setattr__(self, slot, value)
         return value.value if isinstance(value, _Joined) else value
 
-    @property  # type: ignore[override]
-    def request(self) -> Any:
-        return self._get("_request")
-
-    @request.setter
-    def request(self, value: Any) -> None:
-        object.__setattr__(self, "_request", value)
+    def set(self: LazyEvent, value: Any) -> None:
+        object.__setattr__(self, slot, value)
         object.__setattr__(self, "_joiner", None)
 
-    @property  # type: ignore[override]
-    def response(self) -> Any:
-        return self._get("_response")
+    return property(get, set)
 
-    @response.setter
-    def response(self, value: Any) -> None:
-        object.__setattr__(self, "_response", value)
-        object.__setattr__(self, "_joiner", None)
+
+class LazyEvent(Event):
+    __slots__ = ("_joiner", "_request", "_response")
+
+    @classmethod
+    def of(cls, data: dict[str, Any], joiner: Joiner) -> LazyEvent:
+        """An event from a parsed line whose request/response still hold blob refs."""
+        event = cls.from_json(data)  # the raw values go through the setters below
+        assert isinstance(event, LazyEvent)
+        object.__setattr__(event, "_joiner", joiner)
+        return event
+
+    request = _lazy_field("_request")  # type: ignore[assignment]
+    response = _lazy_field("_response")  # type: ignore[assignment]
 
 
 class _Joined:
