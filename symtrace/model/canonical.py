@@ -54,6 +54,38 @@ def to_json_value(value: object, path: str = "") -> JSONValue:
     Tuples become lists; non-string keys and non-finite floats are refused rather than guessed,
     because a guess (repr, str) would make digests depend on memory addresses or locale.
     """
+    try:
+        return _plain(value)
+    except CanonicalizationError:
+        return _checked(value, path)  # raises again, naming the full path
+
+
+def _plain(value: object) -> JSONValue:
+    """The common case fast: exact JSON types, no path kept (it costs a string per key).
+
+    Anything else (subclasses, foreign types) goes to `_checked`, which decides; a refusal
+    found here is raised again from the top by `to_json_value` with its full path.
+    """
+    kind = type(value)
+    if kind is str or value is None or kind is bool or kind is int:
+        return value
+    if kind is dict:
+        out: dict[str, JSONValue] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                return _checked(value, "")
+            out[key] = _plain(item)
+        return out
+    if kind is list or kind is tuple:
+        return [_plain(item) for item in value]
+    if kind is float:
+        if not math.isfinite(value):
+            raise CanonicalizationError("", value)
+        return int(value) if value.is_integer() and abs(value) < 2**53 else value
+    return _checked(value, "")
+
+
+def _checked(value: object, path: str) -> JSONValue:
     if value is None or isinstance(value, bool | str):
         return value
     if isinstance(value, int):
@@ -67,10 +99,10 @@ def to_json_value(value: object, path: str = "") -> JSONValue:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise CanonicalizationError(f"{path}/{key!r}", key)
-            out[key] = to_json_value(item, f"{path}/{_escape(key)}")
+            out[key] = _checked(item, f"{path}/{_escape(key)}")
         return out
     if isinstance(value, list | tuple):
-        return [to_json_value(item, f"{path}/{i}") for i, item in enumerate(value)]
+        return [_checked(item, f"{path}/{i}") for i, item in enumerate(value)]
     raise CanonicalizationError(path, value)
 
 

@@ -79,9 +79,16 @@ class Event:
     def parent_ids(self) -> tuple[str, ...]:
         return tuple(edge.source for edge in self.parents)
 
-    def with_hashes(self) -> Event:
-        """Return a copy with request/response/content hashes computed from the content."""
-        request_hash = digest(self.request) if self.request is not None else None
+    def with_hashes(self, request_hash: str | None = None) -> Event:
+        """Return a copy with request/response/content hashes computed from the content.
+
+        *request_hash*: the digest of `request` when the caller already computed it (a
+        boundary call hashes its request once, to match it; recording does not hash it again).
+        """
+        if self.request is None:
+            request_hash = None
+        elif not request_hash:
+            request_hash = digest(self.request)
         response_hash = digest(self.response) if self.response is not None else None
         content = {
             "type": self.type.value,

@@ -27,17 +27,50 @@ from symtrace.model.events import Edge, EdgeKind, Event, EventType
 MIN_TEXT = 4  # shorter texts ("ok", "") are too common to mean a dependency
 
 
+# A conversation re-sends every earlier message on every call: the same texts are normalised
+# and fingerprinted again and again. Both are pure, so they are memoised by content, bounded
+# (entry count, and only texts up to MEMO_MAX_TEXT characters are kept).
+MEMO_ENTRIES = 4096
+MEMO_MAX_TEXT = 32_768
+_normalised: dict[str, str] = {}
+_text_fingerprints: dict[tuple[str, str], str | None] = {}
+_MISSING = object()
+
+
+def normalise(text: str) -> str:
+    """*text* with every run of whitespace collapsed to one space, trimmed."""
+    found = _normalised.get(text)
+    if found is None:
+        found = " ".join(text.split())
+        _remember(_normalised, text, found)
+    return found
+
+
 def fingerprint(kind: str, value: object) -> str | None:
     if value is None:  # an absent value (null content, no call id) links nothing
         return None
     if isinstance(value, str):
-        text = " ".join(value.split())
-        if len(text) < MIN_TEXT:
-            return None
-        data = text.encode()
-    else:
-        data = canonical_bytes(value)
-    return kind + ":" + hashlib.sha256(data).hexdigest()[:32]
+        key = (kind, value)
+        known = _text_fingerprints.get(key, _MISSING)
+        if known is not _MISSING:
+            return known  # str or None, as computed below
+        text = normalise(value)
+        found = (
+            None
+            if len(text) < MIN_TEXT
+            else kind + ":" + hashlib.sha256(text.encode()).hexdigest()[:32]
+        )
+        _remember(_text_fingerprints, key, found, value)
+        return found
+    return kind + ":" + hashlib.sha256(canonical_bytes(value)).hexdigest()[:32]
+
+
+def _remember(memo: dict[Any, Any], key: Any, value: Any, text: str | None = None) -> None:
+    if len(text if text is not None else key) > MEMO_MAX_TEXT:
+        return
+    if len(memo) >= MEMO_ENTRIES:
+        memo.clear()  # a new phase of the run: the old texts are rarely re-sent
+    memo[key] = value
 
 
 def produced(event: Event) -> list[str]:
@@ -92,15 +125,15 @@ def quoted_texts(event: Event) -> list[str]:
             content = (choice.get("message") or {}).get("content")
             text = _text(content)
             if text:
-                out.append(" ".join(text.split()))
-            out.extend(" ".join(leaf.split()) for leaf in _json_leaves(content))
+                out.append(normalise(text))
+            out.extend(normalise(leaf) for leaf in _json_leaves(content))
     elif event.type is EventType.TOOL_RESULT and isinstance(event.response, dict):
         value = event.response.get("value")
         if isinstance(value, str):
-            out.append(" ".join(value.split()))
+            out.append(normalise(value))
         error = event.response.get("error")  # frameworks show it wrapped ("Error: <message>")
         if isinstance(error, dict) and isinstance(error.get("message"), str):
-            out.append(" ".join(error["message"].split()))
+            out.append(normalise(error["message"]))
     return [text for text in out if len(text) >= MIN_QUOTED]
 
 
@@ -111,8 +144,10 @@ def request_text(request: Any) -> str:
     parts = []
     for message in request["body"].get("messages") or []:
         if isinstance(message, dict):
-            parts.append(_text(message.get("content")) or "")
-    return " ".join(" ".join(parts).split())
+            part = normalise(_text(message.get("content")) or "")
+            if part:
+                parts.append(part)
+    return " ".join(parts)  # = the whole text normalised at once, from memoised parts
 
 
 class GraphBuilder:

@@ -87,6 +87,9 @@ def completion_ranks(events: Sequence[Event]) -> dict[str, int] | None:
     return ranks
 
 
+_LATEST = float("inf")  # "no descendant has a rank"
+
+
 def _bodies_that_replay(events: Sequence[Event], ranks: dict[str, int]) -> set[str]:
     """Tool calls whose lane went on while they ran: a descendant completed before them.
 
@@ -94,24 +97,49 @@ def _bodies_that_replay(events: Sequence[Event], ranks: dict[str, int]) -> set[s
     (a CrewAI hand-off runs the coworker there) and the adapter runs that body again on
     replay. Such a call's begin delivers nothing (its result comes from the body), so it is
     neither held nor waited for; the calls its body makes are ordered as usual.
+
+    One pass over G (children first) gives every node the earliest rank among its
+    descendants, so the test is O(1) per tool call: a search per tool call would be O(n²)
+    on a long lane, whose every call has the rest of the lane as descendants.
     """
     index = children_index(events)
-    out: set[str] = set()
-    for event in events:
-        own = ranks.get(event.id, NEVER)
-        if event.type is not EventType.TOOL_CALL or own == NEVER:
+    earliest = _earliest_descendant_ranks(index, ranks)
+    return {
+        event.id
+        for event in events
+        if event.type is EventType.TOOL_CALL
+        and ranks.get(event.id, NEVER) != NEVER
+        and earliest.get(event.id, _LATEST) < ranks[event.id]
+    }
+
+
+def _earliest_descendant_ranks(
+    index: dict[str, list[str]], ranks: dict[str, int]
+) -> dict[str, float]:
+    """Node id -> the smallest completion rank among its descendants (NEVER ranks ignored)."""
+    earliest: dict[str, float] = {}
+    for root in index:
+        if root in earliest:
             continue
-        stack, seen = list(index.get(event.id, ())), set()
+        stack: list[tuple[str, int]] = [(root, 0)]
+        earliest[root] = _LATEST  # in progress (G is acyclic: only a damaged bundle loops)
         while stack:
-            node = stack.pop()
-            if node in seen:
+            node, i = stack[-1]
+            children = index.get(node, ())
+            if i < len(children):
+                stack[-1] = (node, i + 1)
+                child = children[i]
+                if child not in earliest:
+                    earliest[child] = _LATEST
+                    stack.append((child, 0))
                 continue
-            seen.add(node)
-            if NEVER != ranks.get(node, NEVER) < own:
-                out.add(event.id)
-                break
-            stack.extend(index.get(node, ()))
-    return out
+            stack.pop()
+            best = _LATEST
+            for child in children:
+                rank = ranks.get(child, NEVER)
+                best = min(best, earliest[child], rank if rank != NEVER else _LATEST)
+            earliest[node] = best
+    return earliest
 
 
 class CompletionOrder:

@@ -7,8 +7,8 @@ selective replay may have augmented with guidance). After a live call the hook r
 result with `finish()`. Hooks never know which mode is active: recording, strict replay and
 selective replay differ only in the session.
 
-This module holds the common machinery (ids, positions, graph, writing) and the Recorder.
-The Replayer lives in replayer.py.
+This module holds the common machinery (ids, positions, graph, writing); the Recorder lives in
+symtrace/record/recorder.py, the Replayer in symtrace/replay/ (replayer.py, one module per job).
 """
 
 from __future__ import annotations
@@ -188,7 +188,8 @@ class Session:
                         parents=parents,
                         request=request,
                         meta=call.meta,
-                    )
+                    ),
+                    request_hash=call.request_hash if request is call.request else None,
                 )
             return ticket
 
@@ -216,7 +217,8 @@ class Session:
                 request=request,
                 response=response,
                 meta=meta,
-            )
+            ),
+            request_hash=call.request_hash if request is call.request else None,
         )
 
     def _emit_tool_result(self, ticket: Ticket, outcome: JSONValue) -> Event:
@@ -236,8 +238,25 @@ class Session:
             )
         )
 
-    def _emit(self, event: Event) -> Event:
-        event = self._stamped(event).with_hashes()
+    def adopt(self, record: Event) -> Event:
+        """Make a recorded event part of this run (served by a replay, not run again).
+
+        It takes the next position, and a result the next completion rank, as replayed; it is
+        written (to a child bundle) and followed by the graph like an event of this run.
+        """
+        with self._lock:
+            event = replace(record, position=self._next_position())
+            if record.type in RESULT_TYPES and COMPLETED in record.meta:
+                meta = {k: v for k, v in record.meta.items() if k != COMPLETED}
+                event = self._stamped(replace(event, meta=meta))
+            if self.writer is not None:
+                self.writer.write_event(event)
+            self.events.append(event)
+            self.graph.follow(event)
+            return event
+
+    def _emit(self, event: Event, request_hash: str | None = None) -> Event:
+        event = self._stamped(event).with_hashes(request_hash)
         if self.writer is not None:
             self.writer.write_event(event)
         self.events.append(event)

@@ -1,0 +1,143 @@
+"""The divergence reports a replay raises: what was expected, what came, what is near.
+
+The replayer decides *when* a replay diverges; this module says *what* the report holds (a
+`DivergenceReport` value, with the hint that names the likely cause in the user's terms) and
+which `ReplayDivergence` subclass carries it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from symtrace.bundle.reader import Bundle
+from symtrace.errors import (
+    MissingCall,
+    OrderUnreachable,
+    ReplayDivergence,
+    RequestMismatch,
+    UnexpectedCall,
+)
+from symtrace.model.divergence import (
+    Candidate,
+    DivergenceKind,
+    DivergenceReport,
+    json_differences,
+)
+from symtrace.model.events import Event, summarize
+from symtrace.replay.matching import Matcher
+from symtrace.session.core import BoundaryCall
+
+ERRORS: dict[DivergenceKind, type[ReplayDivergence]] = {
+    DivergenceKind.REQUEST_MISMATCH: RequestMismatch,
+    DivergenceKind.UNEXPECTED_CALL: UnexpectedCall,
+    DivergenceKind.MISSING_CALL: MissingCall,
+    DivergenceKind.ORDER_UNREACHABLE: OrderUnreachable,
+}
+
+NEAREST = 3  # unconsumed records listed around the divergence
+
+HINT_MISSING = (
+    "the program finished (or stopped calling) before making this recorded call; a branch "
+    "or loop took a different turn upstream"
+)
+HINT_ABANDONED = (
+    "the recording has no response for this call (its caller gave up on it); the program "
+    "now uses it"
+)
+HINT_NO_RESULT = "the recording stopped before this tool call returned"
+
+
+def egress_hint(host: str, port: int) -> str:
+    return (
+        f"the program connected to {host}:{port}, a recorded endpoint, without going through "
+        "httpx; record that call as a tool boundary"
+    )
+
+
+def order_stalled_hint(record_id: str, waiting: bool, stall_timeout: float) -> str:
+    cause = (
+        f"{record_id} was held for results that completed before it in the recording; the "
+        "program waits for this result before asking for those (a timing-dependent branch or "
+        "a changed control flow)"
+        if waiting
+        else f"{record_id} was held: its result never came in the recording (the caller gave "
+        "up on it, or the run ended first), and now the program waits for it"
+    )
+    return (
+        f"no boundary call progressed for {stall_timeout:g}s while {cause}; raise "
+        "SYMTRACE_ORDER_TIMEOUT if the program computes that long between calls"
+    )
+
+
+class Reporter:
+    """Builds the reports of one replay of *bundle*.
+
+    *served* counts the records served so far (a report's "matched before").
+    """
+
+    def __init__(
+        self, bundle: Bundle, warnings: Sequence[str], matcher: Matcher, served: Callable[[], int]
+    ) -> None:
+        self.bundle = bundle
+        self.warnings = tuple(warnings)
+        self._matcher = matcher
+        self._served = served
+
+    def report(
+        self,
+        kind: DivergenceKind,
+        expected: Event | None,
+        call: BoundaryCall | None,
+        boundary: str,
+        *,
+        hint: str,
+        pending: Sequence[Event] | None = None,
+        waiting_for: Sequence[Event] = (),
+    ) -> DivergenceReport:
+        """The report; *pending* defaults to every record not consumed (superseded included)."""
+        if pending is None:
+            pending = self._matcher.unconsumed()
+        anchor_pos = expected.position if expected else (pending[0].position if pending else 0)
+        nearest = sorted(pending, key=lambda r: (abs(r.position - anchor_pos), r.position))
+        actual = call.request if call else None
+        return DivergenceReport(
+            kind=kind,
+            bundle=str(self.bundle.path),
+            bundle_digest=self.bundle.digest,
+            position=expected.position if expected else None,
+            event_id=expected.id if expected else None,
+            lane=(expected.lane if expected else None) or (call.attribution.lane if call else None),
+            agent=(expected.agent if expected else None)
+            or (call.attribution.agent if call else None),
+            boundary=boundary,
+            matched_before=self._served(),
+            expected=expected.request if expected else None,
+            actual=actual,
+            expected_hash=expected.request_hash if expected else None,
+            actual_hash=call.request_hash if call else None,
+            differences=json_differences(expected.request, actual)
+            if expected is not None and call is not None
+            else (),
+            nearest=tuple(candidate(r) for r in nearest[:NEAREST]),
+            causal_parents=expected.parent_ids if expected else (),
+            rules=tuple(self.bundle.config.get("normalisation", ())),
+            warnings=self.warnings,
+            hint=hint,
+            waiting_for=tuple(candidate(r) for r in waiting_for),
+        )
+
+
+def error_for(report: DivergenceReport) -> ReplayDivergence:
+    """The ReplayDivergence subclass that carries *report*."""
+    return ERRORS[report.kind](report)
+
+
+def candidate(record: Event) -> Candidate:
+    return Candidate(
+        record.id,
+        record.position,
+        record.type.value,
+        record.lane,
+        record.agent,
+        summarize(record.request, 60),
+    )
