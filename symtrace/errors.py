@@ -16,17 +16,26 @@
     ├── AdapterError
     │   ├── AdapterNotFound           (also LookupError)
     │   ├── AdapterUnavailable        (also ImportError) — framework not installed
-    │   ├── HookTargetMissing         (also AttributeError)
-    │   ├── AdapterAlreadyInstalled   (also RuntimeError)
-    │   └── UnsupportedConstruct      — a framework construct no bundle could replay (refused
-    │                                   at record time, before it runs)
+    │   ├── HookTargetMissing         (also AttributeError, PatchTargetMissing)
+    │   ├── AdapterAlreadyInstalled   (also RuntimeError, AlreadyPatched)
+    │   ├── UnsupportedConstruct      — a framework construct no bundle could replay (refused
+    │   │                               at record time, before it runs)
+    │   └── UnrecordedLLMRequest      — an LLM request sent around every HTTP seam while
+    │                                   recording (the recording fails)
+    ├── PatchError                    — a global could not be patched (symtrace.patching)
+    │   ├── PatchTargetMissing        (also AttributeError)
+    │   └── AlreadyPatched            (also RuntimeError)
     ├── SessionError                  (also RuntimeError) — nesting / no active session
+    ├── UsageError                    (also ValueError) — contradictory or incomplete options
     └── ReplayError
         ├── ReplayDivergence          — carries a DivergenceReport
         │   ├── RequestMismatch
         │   ├── UnexpectedCall
         │   ├── MissingCall
-        │   └── OrderUnreachable      — the recorded completion order cannot be reached
+        │   ├── OrderUnreachable      — the recorded completion order cannot be reached
+        │   ├── EgressBlocked         (also ConnectionRefusedError) — a connection the bundle
+        │   │                           does not serve, refused at the socket (SYM-R106)
+        │   └── OutcomeMismatch       — exit code, final result or stdout differ (SYM-R107)
         └── UnreplayableEvent
 
 This module imports nothing from symtrace so that every other module can raise from it.
@@ -35,7 +44,7 @@ CLI exit codes live here too, next to the errors they stand for.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from symtrace.model.divergence import DivergenceReport
@@ -139,9 +148,28 @@ class AdapterError(SymtraceError):
     exit_code = EXIT_ADAPTER
 
 
+class PatchError(SymtraceError):
+    """A module or class attribute could not be patched: the process cannot be instrumented."""
+
+    exit_code = EXIT_ADAPTER
+
+
+class PatchTargetMissing(PatchError, AttributeError):
+    """The attribute to patch does not exist."""
+
+
+class AlreadyPatched(PatchError, RuntimeError):
+    """install() was called twice without uninstall()."""
+
+
 class UnsupportedConstruct(AdapterError):
     """The program uses a framework construct whose outcome is not a function of its boundaries
     (e.g. thread timing decides it): refused at record time, before anything of it runs."""
+
+
+class UnrecordedLLMRequest(AdapterError):
+    """An LLM-shaped request left the process outside every symtrace HTTP seam while
+    recording (exit 94): the recording would miss it and a replay would send it live."""
 
 
 class AdapterNotFound(AdapterError, LookupError):
@@ -152,16 +180,23 @@ class AdapterUnavailable(AdapterError, ImportError):
     """The adapter's framework is not installed (or not at a supported version)."""
 
 
-class HookTargetMissing(AdapterError, AttributeError):
+class HookTargetMissing(AdapterError, PatchTargetMissing):
     """A hook names a function the installed framework does not have."""
 
 
-class AdapterAlreadyInstalled(AdapterError, RuntimeError):
+class AdapterAlreadyInstalled(AdapterError, AlreadyPatched):
     """install() was called twice without uninstall()."""
 
 
 class SessionError(SymtraceError, RuntimeError):
     """A recording/replay session was nested or used while not active."""
+
+
+class UsageError(SymtraceError, ValueError):
+    """The command line asks for something contradictory or incomplete (`--anchor` without
+    guidance, an unreadable `--guidance-file`): exit 2, nothing started or written."""
+
+    exit_code = EXIT_USAGE
 
 
 class ReplayError(SymtraceError):
@@ -173,9 +208,23 @@ class ReplayError(SymtraceError):
 class ReplayDivergence(ReplayError):
     """The replayed program did something the bundle does not allow. `.report` says what."""
 
+    # The message is the whole report, except in a program run by `symtrace replay -- CMD`:
+    # there the CLI prints the report once, last, and the exception (shown in the program's
+    # own traceback, once per SDK retry) says only what happened and where
+    # (symtrace.process.child turns this off for the child process).
+    full_message: ClassVar[bool] = True
+
     def __init__(self, report: DivergenceReport) -> None:
         self.report = report
-        super().__init__(report.render())
+        super().__init__(report.headline)
+
+    def __str__(self) -> str:
+        if ReplayDivergence.full_message:
+            return self.report.render()
+        return (
+            f"{self.report.headline}: symtrace refused this call instead of sending it live; "
+            "the report follows when the program ends"
+        )
 
     def __reduce__(self) -> tuple[Any, ...]:  # keep the report when copied across threads
         return (type(self), (self.report,))
@@ -195,6 +244,17 @@ class MissingCall(ReplayDivergence):
 
 class OrderUnreachable(ReplayDivergence):
     """A held result waits for recorded results the program never asks for (SYM-R105)."""
+
+
+class EgressBlocked(ReplayDivergence, ConnectionRefusedError):
+    """A strict replay refused a network connection the bundle does not serve (SYM-R106).
+
+    Also a ConnectionRefusedError, so the program's own connection handling sees what it
+    would see from a closed port; the session keeps the divergence even if it is swallowed."""
+
+
+class OutcomeMismatch(ReplayDivergence):
+    """Every boundary call matched, but the run ended differently (SYM-R107)."""
 
 
 class UnreplayableEvent(ReplayError):

@@ -1,11 +1,24 @@
-"""Shared fixtures: no test reads real API keys or reaches beyond 127.0.0.1."""
+"""Shared fixtures: no test reads real API keys or reaches beyond loopback.
+
+Every `connect` of an IPv4/IPv6 socket to a host that is not loopback raises
+ConnectionRefusedError for the whole session (unix sockets pass), so a test that would quietly
+reach a real provider fails instead. The block covers the pytest process; programs a test
+starts as subprocesses are pointed at the loopback stub by their environment.
+"""
 
 from __future__ import annotations
 
+import errno
+import ipaddress
 import os
+import socket
+from collections.abc import Callable, Iterator
+from functools import partial
 from importlib import metadata
 
 import pytest
+
+from symtrace.patching import Patch, PatchSet
 
 
 def _on_next_stack() -> bool:
@@ -31,3 +44,40 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     monkeypatch.setenv("CREWAI_DISABLE_TELEMETRY", "true")
     monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
     monkeypatch.setenv("CREWAI_DISABLE_VERSION_CHECK", "true")
+
+
+def _is_loopback(host: object) -> bool:
+    text = str(host).split("%", 1)[0]  # an IPv6 scope id
+    if text == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return False  # a name other than localhost: resolving it may leave the machine
+    return address.is_loopback or address.is_unspecified
+
+
+def _loopback_only(original: Callable[..., object], *, name: str) -> Callable[..., object]:
+    def connect(self: socket.socket, address: object, *args: object) -> object:
+        if (self.family in (socket.AF_INET, socket.AF_INET6) and isinstance(address, tuple)
+                and not _is_loopback(address[0])):
+            if name == "connect_ex":  # reports errors as a number, never raises
+                return errno.ECONNREFUSED
+            raise ConnectionRefusedError(
+                errno.ECONNREFUSED,
+                f"tests reach only loopback: blocked a connection to {address[0]}:{address[1]}",
+            )
+        return original(self, address, *args)
+
+    return connect
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _loopback_only_network() -> Iterator[None]:
+    patches = PatchSet(Patch(socket.socket, name, partial(_loopback_only, name=name))
+                       for name in ("connect", "connect_ex"))
+    patches.install()
+    try:
+        yield
+    finally:
+        patches.uninstall()

@@ -14,14 +14,18 @@ what the framework passes into attribution (`symtrace.agent(...)`) and tool boun
 
 `PatchingAdapter` derives install/uninstall from the table: it checks the framework is
 importable at a supported version, resolves every target first (a missing one raises
-HookTargetMissing and nothing is patched), patches in order, and restores the originals in
-reverse order on uninstall — and after a half-failed install.
+HookTargetMissing and nothing is patched), and hands the patches to a
+`symtrace.patching.PatchSet`, which patches in order and restores the originals in reverse
+order on uninstall — and after a half-failed install.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
+import random
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -34,8 +38,10 @@ from symtrace.boundaries.tools import (
     acall_tool,
     call_tool,
     error_outcome,
+    failure_detail,
 )
 from symtrace.errors import AdapterAlreadyInstalled, AdapterUnavailable, HookTargetMissing
+from symtrace.patching import Patch, PatchSet
 from symtrace.session import context
 from symtrace.session.core import TOOL, BoundaryCall, active, final_result, instance_lane
 
@@ -86,7 +92,7 @@ class PatchingAdapter:
     requires: ClassVar[str] = ""  # human-readable requirement, e.g. "ag2>=0.13.3,<1"
 
     def __init__(self) -> None:
-        self._originals: list[tuple[Any, str, Any]] = []
+        self._patches: PatchSet | None = None
 
     def hooks(self) -> Sequence[Hook]:
         raise NotImplementedError
@@ -118,35 +124,51 @@ class PatchingAdapter:
     # -- install / uninstall -----------------------------------------------------------------
     @property
     def installed(self) -> bool:
-        return bool(self._originals)
+        return self._patches is not None and self._patches.installed
 
     def install(self) -> None:
-        if self._originals:
+        if self.installed:
             raise AdapterAlreadyInstalled(f"adapter {self.name!r} is already installed")
         self.check_available()
-        resolved = [(hook, *resolve_target(hook.target)) for hook in self.hooks()]
-        try:
-            for hook, owner, attribute, original in resolved:
-                function = (
-                    original.__func__
-                    if isinstance(original, classmethod | staticmethod)
-                    else original
-                )
-                replacement = hook.wrap(function)
-                if isinstance(original, classmethod):
-                    replacement = classmethod(replacement)
-                elif isinstance(original, staticmethod):
-                    replacement = staticmethod(replacement)
-                setattr(owner, attribute, replacement)
-                self._originals.append((owner, attribute, original))
-        except BaseException:
-            self.uninstall()
-            raise
+        patches = PatchSet(
+            Patch(owner, attribute, _keeping_descriptor(hook.wrap))
+            for hook in self.hooks()
+            for owner, attribute, _ in [resolve_target(hook.target)]
+        )
+        patches.install()  # restores what it applied if a wrapper fails half-way
+        self._patches = patches
 
     def uninstall(self) -> None:
-        while self._originals:
-            owner, attribute, original = self._originals.pop()
-            setattr(owner, attribute, original)
+        if self._patches is not None:
+            self._patches.uninstall()
+            self._patches = None
+
+
+def _keeping_descriptor(wrap: Wrapper) -> Callable[[Any], Any]:
+    """Wrap the function inside a classmethod/staticmethod and re-wrap it the same way."""
+
+    def replace(original: Any) -> Any:
+        if isinstance(original, classmethod):
+            return classmethod(wrap(original.__func__))
+        if isinstance(original, staticmethod):
+            return staticmethod(wrap(original.__func__))
+        return wrap(original)
+
+    return replace
+
+
+def seeded_uuid4(original: Callable[[], uuid.UUID]) -> Callable[[], uuid.UUID]:
+    """Wrapper factory for a framework's `uuid4`: while a session is active, ids are drawn
+    from Python's `random`, which the session seeded from s0, so a restarted run gets the same
+    ids (frameworks print them, or name things after them); outside a session, untouched."""
+
+    @functools.wraps(original)
+    def uuid4() -> uuid.UUID:
+        if active() is None:
+            return original()
+        return uuid.UUID(int=random.getrandbits(128), version=4)
+
+    return uuid4
 
 
 __all__ = [  # the contract: the names adapters may rely on
@@ -163,7 +185,9 @@ __all__ = [  # the contract: the names adapters may rely on
     "call_tool",
     "context",
     "error_outcome",
+    "failure_detail",
     "final_result",
     "instance_lane",
     "resolve_target",
+    "seeded_uuid4",
 ]

@@ -15,12 +15,15 @@ from __future__ import annotations
 import atexit
 import os
 import random
+import shutil
+import sys
+import textwrap
 from typing import Any
 
 import orjson
 
-from symtrace.boundaries import guard
 from symtrace.boundaries import http as http_boundary
+from symtrace.boundaries.egress import EgressGuard, EgressRecorder, allow_from_env, guard_for
 from symtrace.bundle.reader import load_bundle
 from symtrace.bundle.writer import BundleWriter, atomic_write
 from symtrace.errors import ReplayDivergence
@@ -42,6 +45,7 @@ ENV_GUIDANCE = "SYMTRACE_GUIDANCE"
 ENV_PLACEMENT = "SYMTRACE_PLACEMENT"
 ENV_ADAPTERS = "SYMTRACE_ADAPTERS"  # "auto" or comma-separated names
 ENV_SECRETS = "SYMTRACE_SECRET_VALUES_FROM"  # comma-separated env var names holding secrets
+ENV_ALLOW_HOSTS = "SYMTRACE_ALLOW_HOSTS"  # replay: comma-separated --allow-host HOST[:PORT]
 
 
 def start() -> None:
@@ -53,12 +57,16 @@ def start() -> None:
         None if names == "auto" else [n for n in names.split(",") if n]
     )
     session: Session
+    egress: EgressGuard | EgressRecorder
     if mode == "record":
         writer = BundleWriter.reopen(os.environ[ENV_BUNDLE], redactor=redactor)
         session = Recorder(writer, redactor)
         seed = writer.manifest["initial_state"]["random_seed"]
-        hand_back = _record_hand_back(session, writer)
+        egress = EgressRecorder()
+        hand_back = _record_hand_back(session, writer, egress)
     elif mode == "replay":
+        # the parent prints the whole report last; the program's traceback gets its headline
+        ReplayDivergence.full_message = False
         bundle = load_bundle(os.environ[ENV_BUNDLE])
         child_dir = os.environ.get(ENV_CHILD_BUNDLE)
         writer = BundleWriter.reopen(child_dir, redactor=redactor) if child_dir else None
@@ -72,12 +80,12 @@ def start() -> None:
             warnings=version_warnings(bundle.config.get("versions", {})),
         )
         seed = bundle.initial_state.get("random_seed")
-        hand_back = _replay_hand_back(session, writer)
+        egress = guard_for(session, allow_from_env(os.environ.get(ENV_ALLOW_HOSTS, "")))
+        hand_back = _replay_hand_back(session, writer, egress)
     else:
         raise RuntimeError(f"unknown {ENV_MODE} mode {mode!r}")
     activate(session)
-    if isinstance(session, Replayer):
-        guard.install(session.endpoints(), session.block_live)
+    egress.install()
     http_boundary.install()
     for adapter in armed:
         adapter.install()
@@ -85,12 +93,12 @@ def start() -> None:
 
     def at_exit() -> None:
         session.adapters_used = sorted(a.name for a in armed if a.adapter.installed)
+        _warn_unarmed(adapter_registry.imported_unarmed(armed), mode)
         for adapter in reversed(armed):
             adapter.uninstall()
         http_boundary.finish_open_streams()
         http_boundary.uninstall()
-        if isinstance(session, Replayer):
-            guard.uninstall()
+        egress.uninstall()
         deactivate(session)
         hand_back()
 
@@ -98,7 +106,28 @@ def start() -> None:
     _write_report({"status": "started"})
 
 
-def _record_hand_back(session: Session, writer: BundleWriter) -> Any:
+def _warn_unarmed(unarmed: list[tuple[str, str]], mode: str) -> None:
+    """Say so when the program imported a framework whose adapter was not armed: its agents,
+    lanes and tools went unseen (and tool bodies run live on replay). A warning, not a
+    refusal: `--adapter` arms exactly what was asked, and a program may import a framework it
+    runs no agents with."""
+    columns = shutil.get_terminal_size((80, 24)).columns
+    for name, module in unarmed:
+        if mode == "record":
+            fix = (f"Record with --adapter {name} (or without --adapter, which arms every "
+                   "installed framework).")
+        else:
+            fix = f"Replay with --adapter {name}, or re-record the run with it armed."
+        text = (
+            f"symtrace: warning: the program imported {module}, but adapter {name} was not "
+            f"armed: its agents, lanes and tools were not {mode}ed (only its HTTP calls "
+            f"were), so tool bodies run live on replay. {fix}"
+        )
+        sys.stderr.write("\n".join(textwrap.wrap(text, columns, break_on_hyphens=False)) + "\n")
+    sys.stderr.flush()
+
+
+def _record_hand_back(session: Session, writer: BundleWriter, egress: EgressRecorder) -> Any:
     def hand_back() -> None:
         writer.close()
         _write_report(
@@ -109,17 +138,24 @@ def _record_hand_back(session: Session, writer: BundleWriter) -> Any:
                 "final_value": to_json_value(session.final_value),
                 # the program may have caught the refusal: the parent must not keep the bundle
                 "refused": unsupported_frameworks.refused(),
+                # connections outside every seam, and LLM requests sent around them
+                "unrecorded_egress": egress.to_json(),
+                "egress_refused": egress.refused[0] if egress.refused else None,
             }
         )
 
     return hand_back
 
 
-def _replay_hand_back(session: Replayer, writer: BundleWriter | None) -> Any:
+def _replay_hand_back(session: Replayer, writer: BundleWriter | None,
+                      egress: EgressGuard) -> Any:
     def hand_back() -> None:
         report: dict[str, Any] = {
             "final_value": to_json_value(session.final_value),
             "has_final_value": session.has_final_value,
+            "served": session.served_count,
+            "live": session.live_count,
+            "allowed_connections": egress.allowed_connections,
         }
         try:
             session.close()

@@ -28,10 +28,9 @@ its turn releases it while it waits. Nothing blocks while holding it except that
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from symtrace.boundaries import guard
 from symtrace.bundle.reader import Bundle
 from symtrace.bundle.writer import BundleWriter
 from symtrace.errors import MissingCall, OrderUnreachable, ReplayDivergence, SessionError
@@ -91,6 +90,7 @@ class Replayer(Session):
             bundle, warnings, self.matcher, lambda: self.server.matched
         )
         self._first: ReplayDivergence | None = None
+        self.on_live: list[Callable[[], None]] = []  # called when a selective replay goes live
         self.order = CompletionOrder(
             completion_ranks(bundle.events),
             self._lock,
@@ -122,7 +122,9 @@ class Replayer(Session):
             return claimed
         if not _on_event_loop_thread():  # a sync call on a loop's thread must not block it
             self.order.wait(claimed.id)
-        return self._deliver(call, claimed)
+        ticket = self._deliver(call, claimed)
+        self.order.after_delivery()
+        return ticket
 
     async def abegin(self, call: BoundaryCall) -> Ticket:
         claimed = self._claim(call)
@@ -134,7 +136,9 @@ class Replayer(Session):
             # the caller gave up on this result: it no longer holds back the later ones
             self.order.delivered([claimed.id])
             raise
-        return self._deliver(call, claimed)
+        ticket = self._deliver(call, claimed)
+        await self.order.aafter_delivery()
+        return ticket
 
     def finish(self, ticket: Ticket, response: JSONValue) -> Event:
         with self._lock:
@@ -158,22 +162,33 @@ class Replayer(Session):
                 raise self._first
 
     def endpoints(self) -> set[tuple[str, int]]:
-        """(host, port) of every endpoint the recording talked to through httpx."""
+        """(host, port) of every endpoint the recording talked to through an HTTP seam."""
         return recorded_endpoints(self.matcher.records)
 
-    def block_live(self, host: str, port: int) -> None:
-        """Egress guard callback: a connection to a recorded endpoint bypassed httpx."""
+    def egress_blocked(self, attempt: dict[str, Any]) -> ReplayDivergence:
+        """Egress guard callback: the program opened a connection no record serves.
+
+        The divergence is kept (sticky) even if the program swallows the error it gets."""
         with self._lock:
-            if self._first is None and not self.frontier.started:
-                report = self.reporter.report(
-                    DivergenceKind.UNEXPECTED_CALL,
-                    None,
-                    None,
-                    "network",
-                    hint=reports.egress_hint(host, port),
-                )
-                self._first = reports.error_for(report)
+            report = self.reporter.report(
+                DivergenceKind.EGRESS_BLOCKED, None, None, "network",
+                hint=reports.egress_hint(attempt), actual=attempt,
+            )
+            error = reports.error_for(report)
+            if self._first is None:
+                self._first = error
                 self.order.progress()
+            return error
+
+    @property
+    def served_count(self) -> int:
+        """Boundary calls served from the bundle so far."""
+        return self.server.matched
+
+    @property
+    def live_count(self) -> int:
+        """Boundary calls sent live (0 in a strict replay)."""
+        return len(self.live_ids)
 
     @property
     def divergence(self) -> ReplayDivergence | None:
@@ -195,6 +210,7 @@ class Replayer(Session):
             self.trajectory,
             self.matcher.superseded,
             self.matcher.not_reached(),
+            self.frontier.reasons,
         )
 
     # -- claiming and delivering -----------------------------------------------------------
@@ -203,8 +219,9 @@ class Replayer(Session):
         with self._lock:
             self._raise_first()
             self.order.arrived()
-            if self.frontier.follows(call):
-                return self._live(call, call.request)
+            reason = self.frontier.follows(call)
+            if reason is not None:
+                return self._live(call, call.request, reason)
             matched = self.matcher.match(call)
             if isinstance(matched, Mismatch):
                 report = self.reporter.report(
@@ -233,30 +250,34 @@ class Replayer(Session):
     def _start_live(self, call: BoundaryCall, record: Event, intervention: Intervention) -> Ticket:
         self.frontier.started = True
         self.order.disable()
-        guard.release()
+        for callback in self.on_live:  # e.g. the egress guard stands down
+            callback()
         self.matcher.supersede({record.id} | descendants(self.bundle.events, record.id))
-        ticket = self._live(call, intervention.apply(call.request))
+        ticket = self._live(call, intervention.apply(call.request),
+                            "the anchor: recorded request + guidance")
         ticket.intervention = intervention
         self.trajectory.anchor_live_id = ticket.event_id
         return ticket
 
-    def _live(self, call: BoundaryCall, request: JSONValue) -> Ticket:
-        self.frontier.went_live(call)
+    def _live(self, call: BoundaryCall, request: JSONValue, reason: str) -> Ticket:
         ticket = self._open_live(call, request)
+        self.frontier.went_live(call, ticket.event_id, reason)
         self.trajectory.ran_live(ticket.event_id)
         return ticket
 
     # -- divergences -----------------------------------------------------------------------
     def _raise_first(self) -> None:
         if self._first is not None:
-            raise self._first
+            # a fresh traceback each time: re-raising the same object would append every
+            # retry's frames to one traceback (an SDK retrying a refused call three times)
+            raise self._first.with_traceback(None)
 
     def _fail(self, error: ReplayDivergence) -> NoReturn:
         """Keep the first divergence, wake every held call (they fail with it), raise it."""
         if self._first is None:
             self._first = error
         self.order.progress()
-        raise self._first
+        raise self._first.with_traceback(None)
 
     def _diverge(
         self, kind: DivergenceKind, expected: Event, call: BoundaryCall, hint: str

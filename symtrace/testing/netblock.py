@@ -1,8 +1,8 @@
 """Socket-level network block for a replayed test: no IPv4/IPv6 connection leaves the process.
 
-The replayer's egress guard (symtrace.boundaries.guard) only knows the endpoints in the recording; a
-replayed test should reach nothing at all, so this block refuses every `connect` of an
-AF_INET/AF_INET6 socket whose host is not explicitly allowed. Unix sockets (asyncio's self
+The replayer's egress guard (symtrace.boundaries.egress) refuses the replayed program's
+connections; a replayed test should reach nothing at all, so this block refuses every `connect` of
+an AF_INET/AF_INET6 socket whose host is not explicitly allowed. Unix sockets (asyncio's self
 pipe, local IPC) pass. Each refusal is also kept in `attempts`, so the plugin fails the test
 even when the program swallowed the ConnectionRefusedError (frameworks retry and log).
 """
@@ -14,9 +14,11 @@ import socket
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from symtrace.errors import ReplayError
+from symtrace.patching import Patch, PatchSet
 
 _LOOPBACK_NAMES = {"localhost": ("127.0.0.1", "::1")}
 _lock = threading.Lock()
@@ -45,20 +47,26 @@ def blocked_network(allow_hosts: Iterable[str] = ()) -> Iterator[list[str]]:
         if _active:
             raise RuntimeError("the symtrace network block is already active")
         _active = True
-        originals = {name: getattr(socket.socket, name) for name in ("connect", "connect_ex")}
-        for name, original in originals.items():
-            setattr(socket.socket, name, _guarded(original, allowed, attempts, name))
+        patches = PatchSet(
+            Patch(socket.socket, name, partial(_guarded, allowed=allowed, attempts=attempts,
+                                               name=name))
+            for name in ("connect", "connect_ex")
+        )
+        try:
+            patches.install()
+        except BaseException:
+            _active = False
+            raise
     try:
         yield attempts
     finally:
         with _lock:
-            for name, original in originals.items():
-                setattr(socket.socket, name, original)
+            patches.uninstall()
             _active = False
 
 
 def _guarded(
-    original: Callable[..., Any], allowed: frozenset[str], attempts: list[str], name: str
+    original: Callable[..., Any], *, allowed: frozenset[str], attempts: list[str], name: str
 ) -> Callable[..., Any]:
     def connect(self: socket.socket, address: Any, *args: Any) -> Any:
         if self.family in (socket.AF_INET, socket.AF_INET6) and isinstance(address, tuple):

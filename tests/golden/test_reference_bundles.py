@@ -4,7 +4,7 @@ Replays run the recorded command from the repository root through the CLI, with 
 running: a replay that tried a live call could not succeed. Framework bundles are replayed by
 their adapter's own tests (tests/adapters/<framework>/), which also compare the program's
 output and isolate the framework's side effects; here the framework-free bundles are replayed,
-and every framework bundle is checked to belong to an adapter whose tests replay it.
+and every framework bundle is checked to be named by a replaying test its adapter's suite collects.
 """
 
 from __future__ import annotations
@@ -50,14 +50,50 @@ def test_there_are_reference_bundles():
 REFERENCE = [b for b in ALL if b.parent.name in ("bundles", "divergent")]
 
 
+@pytest.fixture(scope="module")
+def adapter_test_ids() -> list[str]:
+    """Node ids of every test the adapter suites collect (pytest --collect-only)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+         "tests/adapters"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return [line for line in result.stdout.splitlines() if "::" in line]
+
+
+def _replayed_by(bundle: Path, adapter: str, ids: list[str]) -> list[str]:
+    """Tests of the adapter's suite that replay this very bundle, by their parametrization.
+
+    A reference bundle is named by its directory (`crewai-sequential`), or — in a test whose
+    name says it replays reference bundles — by its scenario (`sequential`). A divergent
+    bundle is named by its directory in a test about divergent bundles.
+    """
+    scenario = bundle.name.removeprefix(f"{adapter}-")
+    divergent = bundle.parent.name == "divergent"
+    out = []
+    for node in ids:
+        if not node.startswith(f"tests/adapters/{adapter}/") or not node.endswith("]"):
+            continue
+        function, _, param = node.rpartition("::")[2][:-1].partition("[")
+        if divergent:
+            if "divergent" in function and param == bundle.name:
+                out.append(node)
+        elif "replay" in function and (
+            param == bundle.name or ("reference_bundle" in function and param == scenario)
+        ):
+            out.append(node)
+    return out
+
+
 @pytest.mark.parametrize("bundle", [b for b in REFERENCE if adapters_of(b)],
                          ids=lambda p: p.name)
-def test_framework_bundles_are_replayed_by_their_adapter_tests(bundle):
+def test_framework_bundles_are_replayed_by_their_adapter_tests(bundle, adapter_test_ids):
     (adapter,) = adapters_of(bundle)
     assert bundle.name.startswith(f"{adapter}-")
-    tests = ROOT / "tests" / "adapters" / adapter
-    text = "".join(p.read_text() for p in tests.glob("test_*.py"))
-    assert '"replay"' in text and "bundles" in text and "expected_divergence.json" in text
+    assert _replayed_by(bundle, adapter, adapter_test_ids), (
+        f"no test under tests/adapters/{adapter}/ replays {bundle.relative_to(ROOT)}"
+    )
 
 
 @pytest.mark.parametrize("bundle", BUNDLES, ids=lambda p: p.name)
