@@ -127,14 +127,38 @@ class _ImportWatcher(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         if fullname not in self.watchers:
             return None
+        spec = find_elsewhere(self, fullname, path, target)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _NotifyingLoader(spec.loader, fullname)
+            return spec
+        return None
+
+
+_searching = threading.local()
+
+
+def find_elsewhere(me: Any, fullname: str, path: Any, target: Any = None) -> Any:
+    """The spec the other finders on sys.meta_path give for *fullname*.
+
+    For finders that watch a module by asking the others (the after-import hook here, the
+    refusal of unsupported frameworks). Two of them watching one module would ask each other
+    forever, so a finder already searching *fullname* in this thread answers None when asked
+    again."""
+    searches: set[tuple[int, str]] = _searching.__dict__.setdefault("keys", set())
+    key = (id(me), fullname)
+    if key in searches:
+        return None
+    searches.add(key)
+    try:
         for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
+            if finder is me or not hasattr(finder, "find_spec"):
                 continue
             spec = finder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                spec.loader = _NotifyingLoader(spec.loader, fullname)
+            if spec is not None:
                 return spec
         return None
+    finally:
+        searches.discard(key)
 
 
 class _NotifyingLoader(importlib.abc.Loader):

@@ -307,6 +307,12 @@ def replay_bundle(
     child_bundle = None
     if hand_back.get("status") == "diverged":
         report = DivergenceReport.from_json(hand_back["report"])
+        recorded_argv = tuple(recorded_cmd.get("argv") or ())
+        if command and tuple(argv) != recorded_argv:  # the likely cause: say it first
+            report = replace(
+                report, recorded_command=recorded_argv, replayed_command=tuple(argv)
+            )
+            hand_back = {**hand_back, "report": report.to_json(), "rendered": report.render()}
     if ended.received is not None:
         hand_back = {
             "status": "interrupted",
@@ -413,11 +419,11 @@ def _recording_incomplete(
     told = "an unknown number" if matched is None else str(matched)
     return {
         "status": "recording_incomplete",
-        "code": "SYM-R106",
+        "code": "SYM-R108",
         "recording": why,
         "recorded_events": recorded,
         "matched_events": matched,
-        "rendered": f"[SYM-R106] recording incomplete: the recorded run {why} after "
+        "rendered": f"[SYM-R108] recording incomplete: the recorded run {why} after "
         f"{recorded} boundary events; replay matched {told} of them, {then}. A replay of an "
         "unfinished recording is never a verified success.",
     }
