@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from symtrace.errors import AdapterError
+from symtrace.frameworks.import_hooks import install_finder, spec_elsewhere
 
 # module name -> (distribution, first unsupported major version, why)
 UNSUPPORTED: dict[str, tuple[str, int, str]] = {
@@ -85,8 +86,7 @@ def arm() -> None:
     with _lock:
         if _finder is None:
             _finder = _RefusingFinder()
-        if _finder not in sys.meta_path:
-            sys.meta_path.insert(0, _finder)
+        install_finder(_finder)
 
 
 class _RefusingFinder(importlib.abc.MetaPathFinder):
@@ -97,15 +97,11 @@ class _RefusingFinder(importlib.abc.MetaPathFinder):
 
         if active() is None:
             return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None:
-                reason = refusal(fullname, spec.origin)
-                if reason:
-                    _refuse(reason)
-                return None
+        spec = spec_elsewhere(self, fullname, path, target)
+        if spec is not None:
+            reason = refusal(fullname, spec.origin)
+            if reason:
+                _refuse(reason)
         return None
 
 

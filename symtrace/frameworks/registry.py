@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from symtrace.errors import AdapterError, AdapterNotFound
 from symtrace.frameworks import refusals as unsupported_frameworks
+from symtrace.frameworks.import_hooks import install_finder, remove_finder, spec_elsewhere
 
 GROUP = "symtrace.adapters"
 
@@ -119,7 +120,7 @@ class _ImportWatcher(importlib.abc.MetaPathFinder):
             cls._watchers.setdefault(module, []).append(armed)
             if cls._instance is None:
                 cls._instance = cls()
-                sys.meta_path.insert(0, cls._instance)
+                install_finder(cls._instance)
 
     @classmethod
     def unwatch(cls, module: str, armed: Armed) -> None:
@@ -130,21 +131,17 @@ class _ImportWatcher(importlib.abc.MetaPathFinder):
             if not watchers:
                 cls._watchers.pop(module, None)
             if not cls._watchers and cls._instance is not None:
-                if cls._instance in sys.meta_path:
-                    sys.meta_path.remove(cls._instance)
+                remove_finder(cls._instance)
                 cls._instance = None
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         if fullname not in self._watchers:
             return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                spec.loader = _NotifyingLoader(spec.loader, fullname)
-                return spec
-        return None
+        spec = spec_elsewhere(self, fullname, path, target, with_loader=True)
+        if spec is None or spec.loader is None:
+            return None
+        spec.loader = _NotifyingLoader(spec.loader, fullname)
+        return spec
 
 
 class _NotifyingLoader(importlib.abc.Loader):
