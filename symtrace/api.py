@@ -24,13 +24,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from symtrace.boundaries import guard
 from symtrace.boundaries import http as http_boundary
+from symtrace.boundaries.egress import (
+    EgressGuard,
+    EgressRecorder,
+    HostPort,
+    guard_for,
+    network_manifest,
+)
 from symtrace.bundle.format import KIND_RECORDING
 from symtrace.bundle.manifest import child_manifest, new_manifest, new_seed
 from symtrace.bundle.reader import load_bundle
 from symtrace.bundle.writer import BundleWriter
-from symtrace.errors import ReplayDivergence
+from symtrace.errors import ReplayDivergence, UnrecordedLLMRequest
 from symtrace.frameworks import registry as adapter_registry
 from symtrace.model.canonical import JSONValue, to_json_value
 from symtrace.model.events import EventType
@@ -92,13 +98,19 @@ def record(
     )
     writer = BundleWriter(path, manifest, redactor=redactor, overwrite=overwrite).open()
     session = Recorder(writer, redactor)
-    with _installed(session, names):
+    egress = EgressRecorder()
+    with _installed(session, names, egress):
         random.seed(seed)
         handle = Handle(Path(path), session)
         try:
             yield handle
         except BaseException as exc:
+            if egress.refused:  # a bundle that misses an LLM call must not exist
+                _abort(writer)
+                raise UnrecordedLLMRequest(egress.refused[0]) from exc
             _note_adapters_used(writer, names, adapters)
+            writer.manifest["config"]["network"] = network_manifest(
+                session.events, egress.to_json())
             complete_bundle(
                 writer,
                 exit_code=None,
@@ -108,6 +120,10 @@ def record(
             )
             raise
         _note_adapters_used(writer, names, adapters)
+    if egress.refused:  # raised inside the block and swallowed by the program
+        _abort(writer)
+        raise UnrecordedLLMRequest(egress.refused[0])
+    writer.manifest["config"]["network"] = network_manifest(session.events, egress.to_json())
     complete_bundle(writer, exit_code=None, value=session.final_value, status="ok")
 
 
@@ -122,8 +138,12 @@ def replay(
     secrets: Sequence[str] = (),
     adapters: Sequence[str] | None = None,
     overwrite: bool = False,
+    allow_hosts: Sequence[str] = (),
 ) -> Iterator[Handle]:
     """Replay the bundle at *path* inside the block: strict, or selective with *anchor*.
+
+    While the replay has not gone live, no network connection leaves the process (the
+    egress guard, SYM-R106) except to *allow_hosts* (`HOST[:PORT]`, e.g. a local database).
 
     Strict: every boundary call must match the next expected record; the first divergence is
     raised (again at exit even if the program swallowed it), and so is a run that ends with
@@ -161,7 +181,8 @@ def replay(
         writer=writer,
         warnings=notes,
     )
-    with _installed(session, names):
+    guard = guard_for(session, [HostPort.parse(h) for h in allow_hosts])
+    with _installed(session, names, guard):
         random.seed(bundle.initial_state.get("random_seed"))
         handle = Handle(Path(out) if out else None, session)
         try:
@@ -238,28 +259,29 @@ def _abort(writer: BundleWriter | None) -> None:
 
 
 @contextmanager
-def _installed(session: Session, names: Sequence[Any]) -> Iterator[None]:
-    """Activate *session* and install the HTTP boundary, guard and adapters; undo in reverse."""
+def _installed(session: Session, names: Sequence[Any],
+               egress: EgressGuard | EgressRecorder) -> Iterator[None]:
+    """Activate *session*, install the egress watch, the HTTP seams and adapters; undo in
+    reverse order."""
     activate(session)
     installed: list[Any] = []
-    guarded = isinstance(session, Replayer)
     try:
-        if guarded:
-            guard.install(session.endpoints(), session.block_live)
-        http_boundary.install()
+        egress.install()
         try:
-            for adapter in names:
-                adapter.install()
-                installed.append(adapter)
-            yield
+            http_boundary.install()
+            try:
+                for adapter in names:
+                    adapter.install()
+                    installed.append(adapter)
+                yield
+            finally:
+                for adapter in reversed(installed):
+                    adapter.uninstall()
+                http_boundary.finish_open_streams()
+                http_boundary.uninstall()
         finally:
-            for adapter in reversed(installed):
-                adapter.uninstall()
-            http_boundary.finish_open_streams()
-            http_boundary.uninstall()
+            egress.uninstall()
     finally:
-        if guarded:
-            guard.uninstall()
         deactivate(session)
 
 

@@ -18,8 +18,10 @@
     │   ├── AdapterUnavailable        (also ImportError) — framework not installed
     │   ├── HookTargetMissing         (also AttributeError, PatchTargetMissing)
     │   ├── AdapterAlreadyInstalled   (also RuntimeError, AlreadyPatched)
-    │   └── UnsupportedConstruct      — a framework construct no bundle could replay (refused
-    │                                   at record time, before it runs)
+    │   ├── UnsupportedConstruct      — a framework construct no bundle could replay (refused
+    │   │                               at record time, before it runs)
+    │   └── UnrecordedLLMRequest      — an LLM request sent around every HTTP seam while
+    │                                   recording (the recording fails)
     ├── PatchError                    — a global could not be patched (symtrace.patching)
     │   ├── PatchTargetMissing        (also AttributeError)
     │   └── AlreadyPatched            (also RuntimeError)
@@ -29,7 +31,10 @@
         │   ├── RequestMismatch
         │   ├── UnexpectedCall
         │   ├── MissingCall
-        │   └── OrderUnreachable      — the recorded completion order cannot be reached
+        │   ├── OrderUnreachable      — the recorded completion order cannot be reached
+        │   ├── EgressBlocked         (also ConnectionRefusedError) — a connection the bundle
+        │   │                           does not serve, refused at the socket (SYM-R106)
+        │   └── OutcomeMismatch       — exit code, final result or stdout differ (SYM-R107)
         └── UnreplayableEvent
 
 This module imports nothing from symtrace so that every other module can raise from it.
@@ -161,6 +166,11 @@ class UnsupportedConstruct(AdapterError):
     (e.g. thread timing decides it): refused at record time, before anything of it runs."""
 
 
+class UnrecordedLLMRequest(AdapterError):
+    """An LLM-shaped request left the process outside every symtrace HTTP seam while
+    recording (exit 94): the recording would miss it and a replay would send it live."""
+
+
 class AdapterNotFound(AdapterError, LookupError):
     """No adapter is registered under this name."""
 
@@ -212,6 +222,17 @@ class MissingCall(ReplayDivergence):
 
 class OrderUnreachable(ReplayDivergence):
     """A held result waits for recorded results the program never asks for (SYM-R105)."""
+
+
+class EgressBlocked(ReplayDivergence, ConnectionRefusedError):
+    """A strict replay refused a network connection the bundle does not serve (SYM-R106).
+
+    Also a ConnectionRefusedError, so the program's own connection handling sees what it
+    would see from a closed port; the session keeps the divergence even if it is swallowed."""
+
+
+class OutcomeMismatch(ReplayDivergence):
+    """Every boundary call matched, but the run ended differently (SYM-R107)."""
 
 
 class UnreplayableEvent(ReplayError):

@@ -15,13 +15,24 @@ apply them:
 * While installed, `original(owner, attribute)` returns the replaced value: replacements call
   through it instead of keeping process-global lookups of their own.
 
+`after_import(module, callback)` runs a callback right after a module is first imported, so a
+seam or an adapter is installed only if the program uses its library (the one post-import hook
+on sys.meta_path; `cancel_after_import` undoes it). Finders go on and off sys.meta_path only
+through `install_finder` / `remove_finder`, and ask the finders after them through
+`spec_elsewhere`.
+
 Thread safety is the caller's: a seam that installs from several threads holds its own lock.
 """
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
+import sys
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from symtrace.errors import AlreadyPatched, PatchTargetMissing
@@ -101,3 +112,100 @@ def _current(owner: Any, attribute: str) -> tuple[Any, Any]:
 
 def _name(owner: Any) -> str:
     return str(getattr(owner, "__qualname__", None) or getattr(owner, "__name__", owner))
+
+
+# -- finders on sys.meta_path -------------------------------------------------------------------
+# sys.meta_path is a list other code edits too (pytester resets it, coverage and import-hook
+# libraries insert into it): a finder is inserted once, at the front, and only that finder is
+# removed, never the list replaced or restored wholesale. Used by the after-import hook below
+# and by the refusal of unsupported frameworks (symtrace.frameworks.refusals).
+def install_finder(finder: importlib.abc.MetaPathFinder) -> None:
+    """Put *finder* first on sys.meta_path unless it is there already (idempotent)."""
+    if finder not in sys.meta_path:
+        sys.meta_path.insert(0, finder)
+
+
+def remove_finder(finder: importlib.abc.MetaPathFinder) -> None:
+    """Take *finder* off sys.meta_path if it is there; leave every other finder alone."""
+    if finder in sys.meta_path:
+        sys.meta_path.remove(finder)
+
+
+def spec_elsewhere(
+    finder: importlib.abc.MetaPathFinder,
+    fullname: str,
+    path: Any,
+    target: Any = None,
+    *,
+    with_loader: bool = False,
+) -> importlib.machinery.ModuleSpec | None:
+    """The first spec the *other* finders on sys.meta_path give for *fullname* (None: not
+    found); with *with_loader*, the first one that has a loader to wrap."""
+    for other in sys.meta_path:
+        if other is finder or not hasattr(other, "find_spec"):
+            continue
+        spec = other.find_spec(fullname, path, target)
+        if spec is not None and (spec.loader is not None or not with_loader):
+            return spec
+    return None
+
+
+# -- after-import hooks ------------------------------------------------------------------------
+ImportCallback = Callable[[ModuleType], None]
+
+
+class _ImportWatcher(importlib.abc.MetaPathFinder):
+    """Runs callbacks right after a watched top-level module has been executed (a post-import
+    hook on sys.meta_path, present only while something is watched)."""
+
+    def __init__(self) -> None:
+        self.watchers: dict[str, list[ImportCallback]] = {}
+        self.lock = threading.RLock()
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname not in self.watchers:
+            return None
+        spec = spec_elsewhere(self, fullname, path, target, with_loader=True)
+        if spec is None or spec.loader is None:
+            return None
+        spec.loader = _NotifyingLoader(spec.loader, fullname)
+        return spec
+
+
+class _NotifyingLoader(importlib.abc.Loader):
+    def __init__(self, inner: Any, fullname: str) -> None:
+        self._inner = inner
+        self._fullname = fullname
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self._inner.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self._inner.exec_module(module)
+        for callback in list(_watcher.watchers.get(self._fullname, [])):
+            callback(module)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+_watcher = _ImportWatcher()
+
+
+def after_import(module: str, callback: ImportCallback) -> None:
+    """Call *callback(module)* right after top-level *module* is first imported."""
+    with _watcher.lock:
+        _watcher.watchers.setdefault(module, []).append(callback)
+        install_finder(_watcher)
+
+
+def cancel_after_import(module: str, callback: ImportCallback) -> None:
+    """Undo after_import(); the hook leaves sys.meta_path when nothing is watched."""
+    with _watcher.lock:
+        callbacks = _watcher.watchers.get(module, [])
+        if callback in callbacks:
+            callbacks.remove(callback)
+        if not callbacks:
+            _watcher.watchers.pop(module, None)
+        if not _watcher.watchers:
+            remove_finder(_watcher)

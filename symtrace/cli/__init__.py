@@ -66,6 +66,12 @@ def cmd_record(args: argparse.Namespace) -> int:
         f"symtrace: recorded {outcome.events} events into {outcome.bundle} "
         f"(program exit code {outcome.exit_code})"
     )
+    for egress in outcome.unrecorded_egress:
+        _err(
+            f"symtrace: note: unrecorded egress to {egress['host']}:{egress['port']} "
+            f"({egress['count']}x, by {egress['library']}): outside every HTTP seam, so a strict "
+            "replay will refuse it unless allowed with --allow-host"
+        )
     return outcome.exit_code
 
 
@@ -92,6 +98,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         force=args.force,
         adapters=args.adapter or None,
         set_env=dict(_pair(item) for item in args.set_env),
+        allow_hosts=args.allow_host,
+        volatile_stdout=args.volatile_stdout,
     )
     if outcome.anchor_note:
         _err(f"symtrace: {outcome.anchor_note}")
@@ -109,7 +117,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
             f"{len(lineage.get('live_events', []))} live from {outcome.resolved_anchor}"
         )
     else:
-        _err("symtrace: replay matched every recorded boundary call")
+        served = int((outcome.report_json or {}).get("served") or 0)
+        live = int((outcome.report_json or {}).get("live") or 0)
+        calls = "call" if served == 1 else "calls"
+        _err(
+            f"symtrace: replay matched every recorded boundary call: served {served} boundary "
+            f"{calls} from the bundle, {live} live requests; exit code, final result and "
+            "stdout match the recording"
+        )
     if outcome.recorded_exit_code is not None and outcome.recorded_exit_code != outcome.exit_code:
         _err(
             f"symtrace: note: the program exited {outcome.exit_code}; the recorded run exited "
@@ -252,6 +267,13 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--set-env", action="append", default=[], metavar="NAME=VALUE",
                      help="override a recorded environment variable (repeatable)")
     rep.add_argument("--quiet", action="store_true", help="do not echo the program's stdout")
+    rep.add_argument(
+        "--allow-host", action="append", default=[], metavar="HOST[:PORT]",
+        help="let the replayed program connect to this host (a local database, say); "
+        "repeatable. Every other connection fails the replay (SYM-R106)")
+    rep.add_argument(
+        "--volatile-stdout", action="append", default=[], metavar="REGEX",
+        help="leave stdout lines matching REGEX out of the outcome comparison; repeatable")
     rep.set_defaults(func=cmd_replay)
 
     show = sub.add_parser("show", help="print a bundle as a table (or JSON)")

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from symtrace.errors import AdapterError
-from symtrace.frameworks.import_hooks import install_finder, spec_elsewhere
+from symtrace.patching import install_finder, spec_elsewhere
 
 # module name -> (distribution, first unsupported major version, why)
 UNSUPPORTED: dict[str, tuple[str, int, str]] = {

@@ -12,18 +12,16 @@ imported (a post-import hook on sys.meta_path), or at once if it already is.
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import sys
 import threading
 from collections.abc import Sequence
 from importlib import metadata
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import Any
 
 from symtrace.errors import AdapterError, AdapterNotFound
 from symtrace.frameworks import refusals as unsupported_frameworks
-from symtrace.frameworks.import_hooks import install_finder, remove_finder, spec_elsewhere
+from symtrace.patching import after_import, cancel_after_import
 
 GROUP = "symtrace.adapters"
 
@@ -67,9 +65,9 @@ class Armed:
         if self.adapter.module in sys.modules:
             self._install_now()
         else:
-            _ImportWatcher.watch(self.adapter.module, self)
+            after_import(self.adapter.module, self.on_import)
 
-    def on_import(self) -> None:
+    def on_import(self, module: ModuleType | None = None) -> None:
         if self._active:
             self._install_now()
 
@@ -81,7 +79,7 @@ class Armed:
     def uninstall(self) -> None:
         with self._lock:
             self._active = False
-            _ImportWatcher.unwatch(self.adapter.module, self)
+            cancel_after_import(self.adapter.module, self.on_import)
             if self.adapter.installed:
                 self.adapter.uninstall()
 
@@ -105,57 +103,3 @@ def resolve(names: Sequence[str] | None) -> list[Armed]:
         for adapter in chosen:
             adapter.check_available()
     return [Armed(adapter) for adapter in chosen]
-
-
-class _ImportWatcher(importlib.abc.MetaPathFinder):
-    """Runs callbacks right after a watched top-level module has been executed."""
-
-    _watchers: ClassVar[dict[str, list[Armed]]] = {}
-    _instance: _ImportWatcher | None = None
-    _lock = threading.RLock()
-
-    @classmethod
-    def watch(cls, module: str, armed: Armed) -> None:
-        with cls._lock:
-            cls._watchers.setdefault(module, []).append(armed)
-            if cls._instance is None:
-                cls._instance = cls()
-                install_finder(cls._instance)
-
-    @classmethod
-    def unwatch(cls, module: str, armed: Armed) -> None:
-        with cls._lock:
-            watchers = cls._watchers.get(module, [])
-            if armed in watchers:
-                watchers.remove(armed)
-            if not watchers:
-                cls._watchers.pop(module, None)
-            if not cls._watchers and cls._instance is not None:
-                remove_finder(cls._instance)
-                cls._instance = None
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname not in self._watchers:
-            return None
-        spec = spec_elsewhere(self, fullname, path, target, with_loader=True)
-        if spec is None or spec.loader is None:
-            return None
-        spec.loader = _NotifyingLoader(spec.loader, fullname)
-        return spec
-
-
-class _NotifyingLoader(importlib.abc.Loader):
-    def __init__(self, inner: Any, fullname: str) -> None:
-        self._inner = inner
-        self._fullname = fullname
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
-        return self._inner.create_module(spec)
-
-    def exec_module(self, module: ModuleType) -> None:
-        self._inner.exec_module(module)
-        for armed in list(_ImportWatcher._watchers.get(self._fullname, [])):
-            armed.on_import()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)

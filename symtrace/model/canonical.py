@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from symtrace.errors import CanonicalizationError
+from symtrace.model.llm_wire import normalise_echoed_ids
 
 JSONValue = Any  # None | bool | int | float | str | list[JSONValue] | dict[str, JSONValue]
 
@@ -41,7 +42,8 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "tool-call-ids-to-ordinals",
         "provider-generated tool-call ids echoed back in messages[].tool_calls[].id and "
-        "messages[].tool_call_id are replaced by their order of first appearance (call#0, …)",
+        "messages[].tool_call_id (Responses: input[].call_id; Anthropic: tool_use.id and "
+        "tool_result.tool_use_id) are replaced by their order of first appearance (call#0, …)",
     ),
     Rule("floats-integral", "a float with an integral value equals the integer (1.0 == 1)"),
 )
@@ -116,37 +118,6 @@ def pretty_bytes(value: object) -> bytes:
     return orjson.dumps(to_json_value(value), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
 
 
-def normalise_tool_call_ids(body: JSONValue) -> JSONValue:
-    """Replace echoed tool-call ids in a chat request by ordinals of first appearance.
-
-    A provider invents these ids; the program only echoes them. Mapping them to ordinals keeps
-    the *structure* (which result answers which call) in the key while dropping the noise.
-    """
-    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-        return body
-    ids: dict[str, str] = {}
-
-    def ordinal(raw: object) -> object:
-        if not isinstance(raw, str):
-            return raw
-        return ids.setdefault(raw, f"call#{len(ids)}")
-
-    messages = []
-    for message in body["messages"]:
-        if isinstance(message, dict):
-            message = dict(message)
-            calls = message.get("tool_calls")
-            if isinstance(calls, list):
-                message["tool_calls"] = [
-                    {**call, "id": ordinal(call.get("id"))} if isinstance(call, dict) else call
-                    for call in calls
-                ]
-            if "tool_call_id" in message:
-                message["tool_call_id"] = ordinal(message["tool_call_id"])
-        messages.append(message)
-    return {**body, "messages": messages}
-
-
 def canonical_http_request(
     method: str, path: str, query: str, body: JSONValue | bytes | None
 ) -> dict[str, JSONValue]:
@@ -154,8 +125,9 @@ def canonical_http_request(
     if isinstance(body, bytes | bytearray):
         content: JSONValue = {"$bytes": bytes(body).decode("utf-8", "replace")}
     else:
-        content = normalise_tool_call_ids(to_json_value(body))
-    return {"method": method.upper(), "path": path, "query": query, "body": content}
+        content = to_json_value(body)
+    request = {"method": method.upper(), "path": path, "query": query, "body": content}
+    return normalise_echoed_ids(request)
 
 
 def canonical_tool_call(name: str, arguments: object) -> dict[str, JSONValue]:

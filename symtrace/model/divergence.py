@@ -22,6 +22,8 @@ class DivergenceKind(StrEnum):
     UNEXPECTED_CALL = "unexpected_call"
     MISSING_CALL = "missing_call"
     ORDER_UNREACHABLE = "order_unreachable"
+    EGRESS_BLOCKED = "egress_blocked"
+    OUTCOME_MISMATCH = "outcome_mismatch"
 
 
 CODES = {
@@ -29,6 +31,8 @@ CODES = {
     DivergenceKind.UNEXPECTED_CALL: "SYM-R102",
     DivergenceKind.MISSING_CALL: "SYM-R103",
     DivergenceKind.ORDER_UNREACHABLE: "SYM-R105",
+    DivergenceKind.EGRESS_BLOCKED: "SYM-R106",
+    DivergenceKind.OUTCOME_MISMATCH: "SYM-R107",
 }
 
 
@@ -159,6 +163,8 @@ class DivergenceReport:
             DivergenceKind.UNEXPECTED_CALL: "a boundary call the recording does not have",
             DivergenceKind.MISSING_CALL: "the run ended with recorded calls never made",
             DivergenceKind.ORDER_UNREACHABLE: "the recorded completion order cannot be reached",
+            DivergenceKind.EGRESS_BLOCKED: "a network connection the recording does not serve",
+            DivergenceKind.OUTCOME_MISMATCH: "the run ended differently from the recording",
         }[self.kind]
         lines = [
             f"[{self.code}] {title} at {where} (position {self.position}, {who})",

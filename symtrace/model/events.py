@@ -18,6 +18,7 @@ from typing import Any
 
 from symtrace.model.canonical import JSONValue
 from symtrace.model.hashing import digest
+from symtrace.model.llm_wire import chat_messages, reply_message
 
 
 class EventType(StrEnum):
@@ -154,14 +155,13 @@ def _summary_text(value: JSONValue) -> str:
     if isinstance(value, dict):
         body = value.get("body", value)
         if isinstance(body, dict):
-            messages = body.get("messages")
+            messages = chat_messages(value) if "path" in value else body.get("messages")
             if isinstance(messages, list) and messages:
                 last = messages[-1]
                 if isinstance(last, dict):
                     return f"{last.get('role', '?')}: {_content_text(last)}"
-            choices = body.get("choices")
-            if isinstance(choices, list) and choices:
-                message = choices[0].get("message", {}) if isinstance(choices[0], dict) else {}
+            message = reply_message(body)
+            if message is not None:
                 calls = message.get("tool_calls") or []
                 if calls:
                     names = [c.get("function", {}).get("name", "?") for c in calls]

@@ -23,6 +23,7 @@ import orjson
 
 from symtrace.model.canonical import canonical_bytes
 from symtrace.model.events import Edge, EdgeKind, Event, EventType
+from symtrace.model.llm_wire import chat_messages, reply_messages
 
 MIN_TEXT = 4  # shorter texts ("ok", "") are too common to mean a dependency
 
@@ -78,8 +79,7 @@ def produced(event: Event) -> list[str]:
     out: list[str | None] = []
     if event.type is EventType.AGENT_ACTION:
         body = (event.response or {}).get("body") if isinstance(event.response, dict) else None
-        for choice in (body or {}).get("choices", []) if isinstance(body, dict) else []:
-            message = choice.get("message") or {}
+        for message in reply_messages(body):
             out.append(fingerprint("text", _text(message.get("content"))))
             out.extend(fingerprint("text", leaf) for leaf in _json_leaves(message.get("content")))
             for call in message.get("tool_calls") or []:
@@ -98,10 +98,7 @@ def consumed(event_type: EventType, request: Any, meta: dict[str, Any]) -> list[
     """Fingerprints of earlier values a request of this type carries."""
     out: list[str | None] = []
     if event_type is EventType.AGENT_ACTION and isinstance(request, dict):
-        body = request.get("body")
-        for message in (body or {}).get("messages", []) if isinstance(body, dict) else []:
-            if not isinstance(message, dict):
-                continue
+        for message in chat_messages(request):
             out.append(fingerprint("text", _text(message.get("content"))))
             for call in message.get("tool_calls") or []:
                 out.append(_call_fp(call.get("function") or {}))
@@ -120,9 +117,8 @@ def quoted_texts(event: Event) -> list[str]:
     """Longer texts *event* produced that a later prompt may quote inside a larger message."""
     out = []
     if event.type is EventType.AGENT_ACTION and isinstance(event.response, dict):
-        body = event.response.get("body")
-        for choice in (body or {}).get("choices", []) if isinstance(body, dict) else []:
-            content = (choice.get("message") or {}).get("content")
+        for message in reply_messages(event.response.get("body")):
+            content = message.get("content")
             text = _text(content)
             if text:
                 out.append(normalise(text))
@@ -139,14 +135,11 @@ def quoted_texts(event: Event) -> list[str]:
 
 def request_text(request: Any) -> str:
     """All message text of a chat request, whitespace-normalised, for quote detection."""
-    if not isinstance(request, dict) or not isinstance(request.get("body"), dict):
-        return ""
     parts = []
-    for message in request["body"].get("messages") or []:
-        if isinstance(message, dict):
-            part = normalise(_text(message.get("content")) or "")
-            if part:
-                parts.append(part)
+    for message in chat_messages(request):
+        part = normalise(_text(message.get("content")) or "")
+        if part:
+            parts.append(part)
     return " ".join(parts)  # = the whole text normalised at once, from memoised parts
 
 

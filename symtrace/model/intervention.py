@@ -10,6 +10,12 @@ Placements (documented in docs/replay-semantics.md):
 * ``last``: Δ appended to the content of the last message, whatever its role.
 
 The operation is pure: the canonical request is copied, never mutated.
+
+Each provider wire format (symtrace.model.llm_wire) gets Δ in its own shape: chat
+completions as above; the Responses API as a trailing `input` message (`user`), appended to
+`instructions` (`system`) or to the last input item (`last`); Anthropic messages as a trailing
+user message, appended to the top-level `system` (`system`: Anthropic has no system role in
+`messages`) or to the last message.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import copy
 from dataclasses import dataclass
 
 from symtrace.model.canonical import JSONValue
+from symtrace.model.llm_wire import WireFormat, format_of_request
 
 PLACEMENTS = ("user", "system", "last")
 DEFAULT_PLACEMENT = "user"
@@ -54,16 +61,46 @@ def apply_to_messages(messages: list[JSONValue], guidance: str, placement: str) 
 
 
 def apply_to_request(request: JSONValue, guidance: str, placement: str) -> JSONValue:
-    """Apply Δ to a canonical HTTP request (`{"body": {"messages": [...]}, ...}`)."""
+    """Apply Δ to a canonical HTTP request (`{"path": …, "body": {…}, …}`) in its format."""
     if not isinstance(request, dict) or not isinstance(request.get("body"), dict):
-        raise ValueError("guidance can only be applied to a chat request with a JSON body")
-    body = request["body"]
+        raise ValueError("guidance can only be applied to an LLM request with a JSON body")
+    fmt = format_of_request(request) or WireFormat.CHAT
+    return {**request, "body": apply_to_body(request["body"], fmt, guidance, placement)}
+
+
+def apply_to_body(body: JSONValue, fmt: WireFormat, guidance: str, placement: str) -> JSONValue:
+    """Apply Δ to a request body of wire format *fmt* (canonical or as sent on the wire)."""
+    validate_placement(placement)
+    if not isinstance(body, dict):
+        raise ValueError("guidance can only be applied to a request with a JSON object body")
+    if fmt is WireFormat.RESPONSES:
+        return _responses_body(body, guidance, placement)
     if not isinstance(body.get("messages"), list):
         raise ValueError("guidance can only be applied to a request that has messages")
-    return {
-        **request,
-        "body": {**body, "messages": apply_to_messages(body["messages"], guidance, placement)},
-    }
+    if fmt is WireFormat.ANTHROPIC and placement == "system":
+        system = body.get("system")
+        if isinstance(system, list):
+            return {**body, "system": [*copy.deepcopy(system), {"type": "text", "text": guidance}]}
+        text = system if isinstance(system, str) else ""
+        return {**body, "system": (text + SEPARATOR + guidance) if text else guidance}
+    return {**body, "messages": apply_to_messages(body["messages"], guidance, placement)}
+
+
+def _responses_body(body: dict, guidance: str, placement: str) -> dict:
+    if placement == "system":
+        text = body.get("instructions") if isinstance(body.get("instructions"), str) else ""
+        return {**body, "instructions": (text + SEPARATOR + guidance) if text else guidance}
+    items = body.get("input")
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    if not isinstance(items, list):
+        raise ValueError("guidance can only be applied to a Responses request with input")
+    items = copy.deepcopy(items)
+    if placement == "user" or not items:
+        items.append({"role": "user", "content": guidance})
+    else:
+        items[-1] = _append(items[-1], guidance)
+    return {**body, "input": items}
 
 
 def _append(message: JSONValue, guidance: str) -> JSONValue:
@@ -87,11 +124,6 @@ class Intervention:
     def apply(self, request: JSONValue) -> JSONValue:
         return apply_to_request(request, self.guidance, self.placement)
 
-    def apply_to_body(self, body: JSONValue) -> JSONValue:
+    def apply_to_body(self, body: JSONValue, fmt: WireFormat = WireFormat.CHAT) -> JSONValue:
         """Apply Δ to a raw (non-canonical) JSON request body, as sent on the wire."""
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-            raise ValueError("guidance can only be applied to a request that has messages")
-        return {
-            **body,
-            "messages": apply_to_messages(body["messages"], self.guidance, self.placement),
-        }
+        return apply_to_body(body, fmt, self.guidance, self.placement)

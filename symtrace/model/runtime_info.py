@@ -7,6 +7,7 @@ request to change shape.
 
 from __future__ import annotations
 
+import functools
 import platform
 import sys
 from importlib import metadata
@@ -24,6 +25,14 @@ TRACKED_PACKAGES = (
 
 
 def versions() -> dict[str, str]:
+    """Installed versions of the tracked packages (a copy: callers put it in manifests)."""
+    return dict(_versions())
+
+
+@functools.cache
+def _versions() -> dict[str, str]:
+    # Read once per process: each lookup scans the installed distributions' metadata (ms
+    # per session), and the versions of packages a process already imported do not change.
     out = {"python": platform.python_version()}
     for name in TRACKED_PACKAGES:
         try:

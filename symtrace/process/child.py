@@ -19,8 +19,8 @@ from typing import Any
 
 import orjson
 
-from symtrace.boundaries import guard
 from symtrace.boundaries import http as http_boundary
+from symtrace.boundaries.egress import EgressGuard, EgressRecorder, allow_from_env, guard_for
 from symtrace.bundle.reader import load_bundle
 from symtrace.bundle.writer import BundleWriter, atomic_write
 from symtrace.errors import ReplayDivergence
@@ -42,6 +42,7 @@ ENV_GUIDANCE = "SYMTRACE_GUIDANCE"
 ENV_PLACEMENT = "SYMTRACE_PLACEMENT"
 ENV_ADAPTERS = "SYMTRACE_ADAPTERS"  # "auto" or comma-separated names
 ENV_SECRETS = "SYMTRACE_SECRET_VALUES_FROM"  # comma-separated env var names holding secrets
+ENV_ALLOW_HOSTS = "SYMTRACE_ALLOW_HOSTS"  # replay: comma-separated --allow-host HOST[:PORT]
 
 
 def start() -> None:
@@ -53,11 +54,13 @@ def start() -> None:
         None if names == "auto" else [n for n in names.split(",") if n]
     )
     session: Session
+    egress: EgressGuard | EgressRecorder
     if mode == "record":
         writer = BundleWriter.reopen(os.environ[ENV_BUNDLE], redactor=redactor)
         session = Recorder(writer, redactor)
         seed = writer.manifest["initial_state"]["random_seed"]
-        hand_back = _record_hand_back(session, writer)
+        egress = EgressRecorder()
+        hand_back = _record_hand_back(session, writer, egress)
     elif mode == "replay":
         bundle = load_bundle(os.environ[ENV_BUNDLE])
         child_dir = os.environ.get(ENV_CHILD_BUNDLE)
@@ -72,12 +75,12 @@ def start() -> None:
             warnings=version_warnings(bundle.config.get("versions", {})),
         )
         seed = bundle.initial_state.get("random_seed")
-        hand_back = _replay_hand_back(session, writer)
+        egress = guard_for(session, allow_from_env(os.environ.get(ENV_ALLOW_HOSTS, "")))
+        hand_back = _replay_hand_back(session, writer, egress)
     else:
         raise RuntimeError(f"unknown {ENV_MODE} mode {mode!r}")
     activate(session)
-    if isinstance(session, Replayer):
-        guard.install(session.endpoints(), session.block_live)
+    egress.install()
     http_boundary.install()
     for adapter in armed:
         adapter.install()
@@ -89,8 +92,7 @@ def start() -> None:
             adapter.uninstall()
         http_boundary.finish_open_streams()
         http_boundary.uninstall()
-        if isinstance(session, Replayer):
-            guard.uninstall()
+        egress.uninstall()
         deactivate(session)
         hand_back()
 
@@ -98,7 +100,7 @@ def start() -> None:
     _write_report({"status": "started"})
 
 
-def _record_hand_back(session: Session, writer: BundleWriter) -> Any:
+def _record_hand_back(session: Session, writer: BundleWriter, egress: EgressRecorder) -> Any:
     def hand_back() -> None:
         writer.close()
         _write_report(
@@ -109,17 +111,24 @@ def _record_hand_back(session: Session, writer: BundleWriter) -> Any:
                 "final_value": to_json_value(session.final_value),
                 # the program may have caught the refusal: the parent must not keep the bundle
                 "refused": unsupported_frameworks.refused(),
+                # connections outside every seam, and LLM requests sent around them
+                "unrecorded_egress": egress.to_json(),
+                "egress_refused": egress.refused[0] if egress.refused else None,
             }
         )
 
     return hand_back
 
 
-def _replay_hand_back(session: Replayer, writer: BundleWriter | None) -> Any:
+def _replay_hand_back(session: Replayer, writer: BundleWriter | None,
+                      egress: EgressGuard) -> Any:
     def hand_back() -> None:
         report: dict[str, Any] = {
             "final_value": to_json_value(session.final_value),
             "has_final_value": session.has_final_value,
+            "served": session.served_count,
+            "live": session.live_count,
+            "allowed_connections": egress.allowed_connections,
         }
         try:
             session.close()

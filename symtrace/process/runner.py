@@ -9,6 +9,7 @@ finalizes from what the child handed back. Exit codes: the program's own on succ
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from typing import IO, Any
 
 import orjson
 
+from symtrace.boundaries.egress import HostPort, network_manifest
 from symtrace.bundle.format import KIND_RECORDING
 from symtrace.bundle.manifest import child_manifest, new_manifest, new_seed
 from symtrace.bundle.reader import Bundle, load_bundle
@@ -30,16 +32,19 @@ from symtrace.errors import (
     BundleExistsError,
     BundleWriteError,
     SymtraceError,
+    UnrecordedLLMRequest,
 )
 from symtrace.frameworks.refusals import UnsupportedFrameworkError
 from symtrace.frameworks.registry import resolve as resolve_adapters
-from symtrace.model.divergence import DivergenceReport
+from symtrace.model.divergence import DivergenceKind, DivergenceReport
 from symtrace.model.intervention import validate_placement
 from symtrace.model.redaction import REDACTED, SECRET_ENV_NAME, Redactor
 from symtrace.model.runtime_info import version_warnings
 from symtrace.process import child as child_env
 from symtrace.record.outcome import complete_bundle
 from symtrace.replay.anchors import resolve_anchor
+from symtrace.replay.outcome_check import compare, compile_volatile
+from symtrace.replay.outcome_check import to_json as outcome_json
 
 BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the directory holding the symtrace package
@@ -79,6 +84,7 @@ class RecordOutcome:
     bundle: Path
     events: int
     stdout: bytes
+    unrecorded_egress: tuple[dict[str, Any], ...] = ()
 
 
 def captured_env(extra: Sequence[str] = ()) -> dict[str, str]:
@@ -137,6 +143,9 @@ def record_command(
     if hand_back.get("refused"):  # a bundle without the framework's LLM calls would mislead
         shutil.rmtree(out, ignore_errors=True)
         raise UnsupportedFrameworkError(hand_back["refused"])
+    if hand_back.get("egress_refused"):  # an LLM call went around every seam: would replay live
+        shutil.rmtree(out, ignore_errors=True)
+        raise UnrecordedLLMRequest(hand_back["egress_refused"])
     writer = BundleWriter.reopen(out, redactor=redactor)
     if hand_back.get("status") not in ("recorded",):
         status = "not_instrumented" if not hand_back else "killed"
@@ -150,6 +159,8 @@ def record_command(
         return RecordOutcome(code, Path(out), len(writer.events), stdout)
     if adapters is None:  # auto: replay needs exactly the frameworks the program imported
         writer.manifest["config"]["adapters"] = hand_back.get("adapters_used", [])
+    writer.manifest["config"]["network"] = network_manifest(
+        writer.events, hand_back.get("unrecorded_egress") or [])
     complete_bundle(
         writer,
         exit_code=code,
@@ -157,7 +168,8 @@ def record_command(
         stdout=stdout,
         status="ok" if code == 0 else "error",
     )
-    return RecordOutcome(code, Path(out), len(writer.events), stdout)
+    return RecordOutcome(code, Path(out), len(writer.events), stdout,
+                         tuple(hand_back.get("unrecorded_egress") or ()))
 
 
 def replay_bundle(
@@ -173,13 +185,19 @@ def replay_bundle(
     force: bool = False,
     adapters: Sequence[str] | None = None,
     set_env: dict[str, str] | None = None,
+    allow_hosts: Sequence[str] = (),
+    volatile_stdout: Sequence[str] = (),
 ) -> ReplayOutcome:
     """Restart the recorded program and replay it (strict, or selective with *anchor*).
 
     The program restarts with the recorded argv, cwd and captured environment subset;
     *command* replaces the argv, *set_env* overrides variables (e.g. the endpoint a live
-    suffix should use).
+    suffix should use). No network connection leaves the replayed program except to
+    *allow_hosts*. A strict replay that matched every call must also end as the recording
+    did (exit code, final result, stdout modulo *volatile_stdout* lines), or it diverges.
     """
+    allowed = [str(HostPort.parse(host)) for host in allow_hosts]  # bad input fails first
+    volatile = compile_volatile(volatile_stdout)
     bundle = load_bundle(bundle_path)
     validate_placement(placement)
     resolved = resolve_anchor(bundle, anchor) if anchor else None
@@ -216,6 +234,7 @@ def replay_bundle(
         child_env.ENV_ANCHOR: resolved.event_id if resolved else "",
         child_env.ENV_GUIDANCE: guidance or "",
         child_env.ENV_PLACEMENT: placement,
+        child_env.ENV_ALLOW_HOSTS: ",".join(allowed),
     }
     if staged is not None:
         child_vars[child_env.ENV_CHILD_BUNDLE] = str(staged.resolve())
@@ -231,6 +250,8 @@ def replay_bundle(
         raise
     recorded_final = bundle.final_result()
     recorded_code = (recorded_final.response or {}).get("exit_code") if recorded_final else None
+    if hand_back.get("status") == "replayed" and resolved is None:
+        _verify_outcome(bundle, hand_back, code, stdout, volatile)
     diverged = hand_back.get("status") != "replayed"
     report = None
     child_bundle = None
@@ -268,6 +289,44 @@ _UNVERIFIED = (
     "{code}): it was killed, called os._exit, or was not instrumented; the replay is not "
     "verified"
 )
+
+
+def _verify_outcome(bundle: Bundle, hand_back: dict[str, Any], code: int, stdout: bytes,
+                    volatile: Sequence[re.Pattern[str]]) -> None:
+    """A strict replay that ended differently from the recording diverged (SYM-R107): marks
+    *hand_back* so, with the report."""
+    final = bundle.final_result()
+    recorded = final.response if final is not None and isinstance(final.response, dict) else {}
+    difference = compare(
+        recorded_exit=recorded.get("exit_code"),
+        recorded_value=recorded.get("value"),
+        recorded_stdout=bundle.stdout() if recorded.get("exit_code") is not None else None,
+        exit_code=code,
+        value=hand_back.get("final_value"),
+        stdout=stdout,
+        volatile=volatile,
+    )
+    if difference is None:
+        return
+    report = DivergenceReport(
+        kind=DivergenceKind.OUTCOME_MISMATCH,
+        bundle=str(bundle.path),
+        bundle_digest=bundle.digest,
+        position=final.position if final else None,
+        event_id=final.id if final else None,
+        lane=final.lane if final else None,
+        agent=None,
+        boundary="end",
+        matched_before=int(hand_back.get("served") or 0),
+        actual=outcome_json(difference),
+        rules=tuple(bundle.config.get("normalisation", ())),
+        hint=f"every boundary call matched, but the {difference.describe()}. The program "
+        "depends on something symtrace does not pin (os.urandom, uuid, the clock, files, "
+        "other processes); pin it, or if the line is volatile by design pass "
+        "--volatile-stdout REGEX",
+    )
+    hand_back.update(status="diverged", kind="OutcomeMismatch", report=report.to_json(),
+                     rendered=report.render())
 
 
 def _complete_child(

@@ -102,8 +102,9 @@ def _bodies_that_replay(events: Sequence[Event], ranks: dict[str, int]) -> set[s
     descendants, so the test is O(1) per tool call: a search per tool call would be O(n²)
     on a long lane, whose every call has the rest of the lane as descendants.
     """
-    index = children_index(events)
-    earliest = _earliest_descendant_ranks(index, ranks)
+    earliest = _earliest_by_position(events, ranks)
+    if earliest is None:  # some edge points forward in O: walk G children-first instead
+        earliest = _earliest_descendant_ranks(children_index(events), ranks)
     return {
         event.id
         for event in events
@@ -111,6 +112,35 @@ def _bodies_that_replay(events: Sequence[Event], ranks: dict[str, int]) -> set[s
         and ranks.get(event.id, NEVER) != NEVER
         and earliest.get(event.id, _LATEST) < ranks[event.id]
     }
+
+
+def _position(event: Event) -> int:
+    return event.position
+
+
+def _earliest_by_position(
+    events: Sequence[Event], ranks: dict[str, int]
+) -> dict[str, float] | None:
+    """`_earliest_descendant_ranks` in one backward pass over O, or None if it does not apply.
+
+    Every edge of G points backwards in O (a parent completed before its child started), so
+    walking O backwards finishes every child before its parents; each node hands its parents
+    the smaller of its own rank and its descendants' earliest. An edge that points forward
+    (a damaged or hand-made bundle) makes the pass unsound: None, and the caller walks G.
+    """
+    position = {event.id: event.position for event in events}
+    earliest: dict[str, float] = {}
+    for event in sorted(events, key=_position, reverse=True):  # O(n) when already in O
+        rank = ranks.get(event.id, NEVER)
+        handed = earliest.get(event.id, _LATEST)
+        if rank != NEVER and rank < handed:
+            handed = rank
+        for edge in event.parents:
+            if position.get(edge.source, -1) >= event.position:
+                return None
+            if handed < earliest.get(edge.source, _LATEST):
+                earliest[edge.source] = handed
+    return earliest
 
 
 def _earliest_descendant_ranks(

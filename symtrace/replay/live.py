@@ -7,7 +7,7 @@ larger message: see model/graph.py); any other call must still match the remaini
 
 Egress: the endpoints the recording talked to through httpx are known; a replay that reaches
 one of them by another route (a raw socket) bypassed the boundary, and the socket guard asks
-the replayer to fail (see boundaries/guard.py).
+the replayer to fail (see boundaries/egress.py).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class LiveFrontier:
 
 
 def recorded_endpoints(records: Iterable[Event]) -> set[tuple[str, int]]:
-    """(host, port) of every endpoint the recording talked to through httpx."""
+    """(host, port) of every endpoint the recording talked to through an HTTP seam."""
     out = set()
     for record in records:
         host, port = record.meta.get("host"), record.meta.get("port")

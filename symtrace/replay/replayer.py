@@ -28,10 +28,9 @@ its turn releases it while it waits. Nothing blocks while holding it except that
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from symtrace.boundaries import guard
 from symtrace.bundle.reader import Bundle
 from symtrace.bundle.writer import BundleWriter
 from symtrace.errors import MissingCall, OrderUnreachable, ReplayDivergence, SessionError
@@ -91,6 +90,7 @@ class Replayer(Session):
             bundle, warnings, self.matcher, lambda: self.server.matched
         )
         self._first: ReplayDivergence | None = None
+        self.on_live: list[Callable[[], None]] = []  # called when a selective replay goes live
         self.order = CompletionOrder(
             completion_ranks(bundle.events),
             self._lock,
@@ -158,22 +158,33 @@ class Replayer(Session):
                 raise self._first
 
     def endpoints(self) -> set[tuple[str, int]]:
-        """(host, port) of every endpoint the recording talked to through httpx."""
+        """(host, port) of every endpoint the recording talked to through an HTTP seam."""
         return recorded_endpoints(self.matcher.records)
 
-    def block_live(self, host: str, port: int) -> None:
-        """Egress guard callback: a connection to a recorded endpoint bypassed httpx."""
+    def egress_blocked(self, attempt: dict[str, Any]) -> ReplayDivergence:
+        """Egress guard callback: the program opened a connection no record serves.
+
+        The divergence is kept (sticky) even if the program swallows the error it gets."""
         with self._lock:
-            if self._first is None and not self.frontier.started:
-                report = self.reporter.report(
-                    DivergenceKind.UNEXPECTED_CALL,
-                    None,
-                    None,
-                    "network",
-                    hint=reports.egress_hint(host, port),
-                )
-                self._first = reports.error_for(report)
+            report = self.reporter.report(
+                DivergenceKind.EGRESS_BLOCKED, None, None, "network",
+                hint=reports.egress_hint(attempt), actual=attempt,
+            )
+            error = reports.error_for(report)
+            if self._first is None:
+                self._first = error
                 self.order.progress()
+            return error
+
+    @property
+    def served_count(self) -> int:
+        """Boundary calls served from the bundle so far."""
+        return self.server.matched
+
+    @property
+    def live_count(self) -> int:
+        """Boundary calls sent live (0 in a strict replay)."""
+        return len(self.live_ids)
 
     @property
     def divergence(self) -> ReplayDivergence | None:
@@ -233,7 +244,8 @@ class Replayer(Session):
     def _start_live(self, call: BoundaryCall, record: Event, intervention: Intervention) -> Ticket:
         self.frontier.started = True
         self.order.disable()
-        guard.release()
+        for callback in self.on_live:  # e.g. the egress guard stands down
+            callback()
         self.matcher.supersede({record.id} | descendants(self.bundle.events, record.id))
         ticket = self._live(call, intervention.apply(call.request))
         ticket.intervention = intervention

@@ -8,15 +8,19 @@ which `ReplayDivergence` subclass carries it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from symtrace.bundle.reader import Bundle
 from symtrace.errors import (
+    EgressBlocked,
     MissingCall,
     OrderUnreachable,
+    OutcomeMismatch,
     ReplayDivergence,
     RequestMismatch,
     UnexpectedCall,
 )
+from symtrace.model.canonical import JSONValue
 from symtrace.model.divergence import (
     Candidate,
     DivergenceKind,
@@ -32,6 +36,8 @@ ERRORS: dict[DivergenceKind, type[ReplayDivergence]] = {
     DivergenceKind.UNEXPECTED_CALL: UnexpectedCall,
     DivergenceKind.MISSING_CALL: MissingCall,
     DivergenceKind.ORDER_UNREACHABLE: OrderUnreachable,
+    DivergenceKind.EGRESS_BLOCKED: EgressBlocked,
+    DivergenceKind.OUTCOME_MISMATCH: OutcomeMismatch,
 }
 
 NEAREST = 3  # unconsumed records listed around the divergence
@@ -47,10 +53,19 @@ HINT_ABANDONED = (
 HINT_NO_RESULT = "the recording stopped before this tool call returned"
 
 
-def egress_hint(host: str, port: int) -> str:
+def egress_hint(attempt: dict[str, Any]) -> str:
+    """Why a connection was refused during a strict replay, and where it was opened."""
+    where = attempt["connect"]
+    if attempt.get("alias_of"):
+        where += f", an alias of the recorded endpoint {attempt['alias_of']}"
+    elif attempt.get("recorded_endpoint"):
+        where += ", a recorded endpoint"
+    frames = "\n    ".join((attempt.get("stack") or ["(no Python frames)"])[-10:])
     return (
-        f"the program connected to {host}:{port}, a recorded endpoint, without going through "
-        "httpx; record that call as a tool boundary"
+        f"the program connected to {where} during a strict replay, which serves every "
+        "boundary call from the bundle; a call outside the HTTP seams (urllib, http.client, "
+        "a raw socket) cannot be replayed. Declare it as a tool (@symtrace.tool), or let a "
+        f"local service through with --allow-host HOST[:PORT]. Opened at:\n    {frames}"
     )
 
 
@@ -93,13 +108,14 @@ class Reporter:
         hint: str,
         pending: Sequence[Event] | None = None,
         waiting_for: Sequence[Event] = (),
+        actual: JSONValue = None,
     ) -> DivergenceReport:
         """The report; *pending* defaults to every record not consumed (superseded included)."""
         if pending is None:
             pending = self._matcher.unconsumed()
         anchor_pos = expected.position if expected else (pending[0].position if pending else 0)
         nearest = sorted(pending, key=lambda r: (abs(r.position - anchor_pos), r.position))
-        actual = call.request if call else None
+        actual = call.request if call else actual
         return DivergenceReport(
             kind=kind,
             bundle=str(self.bundle.path),

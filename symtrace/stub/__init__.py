@@ -1,4 +1,5 @@
-"""An embedded OpenAI-compatible chat-completions server (scripted or stochastic).
+"""An embedded LLM endpoint (scripted or stochastic): OpenAI chat completions and Responses,
+and Anthropic messages.
 
 The harness is tested against real HTTP with real SDKs; this package provides the server they
 talk to. Importing it is cheap: stdlib and orjson only, never the openai SDK.

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from symtrace.stub import sse
+from symtrace.stub import formats, sse
 from symtrace.stub.reply import Reply, error_reply
 
 COMPLETION_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
@@ -114,6 +114,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         if path in COMPLETION_PATHS:
             self._completion(path, raw)
+        elif path in formats.PATHS:
+            self._provider_format(path, raw)
         elif path == RESET_PATH:
             self.stub.reset()
             self._send_json(200, {"ok": True})
@@ -148,6 +150,40 @@ class Handler(BaseHTTPRequestHandler):
             self._send_stream(sse.stream_events(body, reply))
         else:
             self._send_json(200, sse.completion(body, reply))
+
+    def _provider_format(self, path: str, raw: bytes) -> None:
+        """A Responses-API or Anthropic-messages request, answered by the same responder."""
+        fmt = formats.PATHS[path]
+        anthropic = fmt is formats.WireFormat.ANTHROPIC
+        try:
+            body = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            body, problem = None, f"request body is not valid JSON: {exc}"
+        else:
+            problem = (formats.bad_request(fmt, body) if isinstance(body, dict)
+                       else "request body must be a JSON object")
+        if problem is not None or not isinstance(body, dict):
+            self._send_format_error(error_reply(400, problem or "bad request"), anthropic)
+            return
+        call_index = self.stub.record(path, body)
+        try:
+            reply = self.stub.answer(formats.chat_body(fmt, path, body), call_index)
+        except Exception as exc:  # noqa: BLE001 - a responder bug must reach the client as a 500
+            reply = error_reply(500, f"stub responder failed: {type(exc).__name__}: {exc}")
+        if reply.is_error:
+            self._send_format_error(reply, anthropic)
+        elif body.get("stream") is True:
+            events = formats.anthropic_events if anthropic else formats.response_events
+            self._send_stream(events(body, reply))
+        else:
+            encode = formats.anthropic_message if anthropic else formats.response_object
+            self._send_json(200, encode(body, reply))
+
+    def _send_format_error(self, reply: Reply, anthropic: bool) -> None:
+        if anthropic:
+            self._send_json(reply.status, formats.anthropic_error(reply.status, reply.error or ""))
+        else:
+            self._send_error(reply)
 
     # -- I/O -------------------------------------------------------------------------------
 

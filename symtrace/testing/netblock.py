@@ -1,8 +1,8 @@
 """Socket-level network block for a replayed test: no IPv4/IPv6 connection leaves the process.
 
-The replayer's egress guard (symtrace.boundaries.guard) only knows the endpoints in the recording; a
-replayed test should reach nothing at all, so this block refuses every `connect` of an
-AF_INET/AF_INET6 socket whose host is not explicitly allowed. Unix sockets (asyncio's self
+The replayer's egress guard (symtrace.boundaries.egress) refuses the replayed program's
+connections; a replayed test should reach nothing at all, so this block refuses every `connect` of
+an AF_INET/AF_INET6 socket whose host is not explicitly allowed. Unix sockets (asyncio's self
 pipe, local IPC) pass. Each refusal is also kept in `attempts`, so the plugin fails the test
 even when the program swallowed the ConnectionRefusedError (frameworks retry and log).
 """

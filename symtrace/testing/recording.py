@@ -27,7 +27,13 @@ import pytest
 
 import symtrace
 from symtrace.bundle.format import MANIFEST
-from symtrace.errors import BundleError, MissingCall, ReplayDivergence, SymtraceError
+from symtrace.errors import (
+    BundleError,
+    EgressBlocked,
+    MissingCall,
+    ReplayDivergence,
+    SymtraceError,
+)
 from symtrace.frameworks import refusals as unsupported_frameworks
 from symtrace.frameworks.refusals import UnsupportedFrameworkError
 from symtrace.testing.modes import Action, RecordMode
@@ -157,8 +163,11 @@ def _replaying(spec: TestBundle, properties: list[tuple[str, object]]) -> Iterat
     with blocked_network(spec.allow_hosts) as attempts:
         try:
             with symtrace.replay(spec.path, secrets=spec.secret_values(),
-                                 adapters=spec.adapters):
+                                 adapters=spec.adapters, allow_hosts=spec.allow_hosts):
                 yield
+        except EgressBlocked as exc:  # the replay's own socket guard refused it first
+            attempts.append(str(exc.report.actual["connect"]))
+            failure = blocked_message(spec, attempts, None)
         except ReplayDivergence as exc:
             report = orjson.dumps(exc.report.to_json(), option=orjson.OPT_SORT_KEYS).decode()
             properties.append(("symtrace_divergence", report))
@@ -204,7 +213,8 @@ def blocked_message(spec: TestBundle, attempts: Sequence[str], exc: BaseExceptio
         f"symtrace: replay blocked {len(attempts)} network connection(s) the bundle does not "
         f"serve: {', '.join(dict.fromkeys(attempts))}",
         _header(spec),
-        "  only calls through httpx (LLM requests) and @symtrace.tool functions are recorded; "
+        "  only calls through the HTTP seams (httpx, httpx2, aiohttp, requests/urllib3) and "
+        "@symtrace.tool functions are recorded; "
         "make this call a tool, or allow the host: @pytest.mark.symtrace(allow_hosts=[...])",
     ]
     if exc is not None:

@@ -16,7 +16,7 @@ import openai
 import pytest
 
 import symtrace
-from symtrace.errors import MissingCall, RequestMismatch, UnexpectedCall
+from symtrace.errors import EgressBlocked, MissingCall, RequestMismatch, UnexpectedCall
 
 TOOL_SCRIPT = {
     "rules": [
@@ -387,7 +387,7 @@ class TestEgressGuard:
             client(stub_llm).chat.completions.create(
                 model="m", messages=[{"role": "user", "content": "hi"}])
         served = stub_llm.served
-        with pytest.raises(UnexpectedCall) as info, symtrace.replay(tmp_path / "b"):
+        with pytest.raises(EgressBlocked) as info, symtrace.replay(tmp_path / "b"):
             client(stub_llm).chat.completions.create(
                 model="m", messages=[{"role": "user", "content": "hi"}])
             try:  # the program swallows the refusal; the replay still fails
@@ -395,6 +395,8 @@ class TestEgressGuard:
             except OSError:
                 pass
         assert info.value.report.boundary == "network"
+        assert info.value.report.code == "SYM-R106"
+        assert info.value.report.actual["connect"] == f"127.0.0.1:{stub_llm.port}"
         assert stub_llm.served == served
 
 

@@ -12,7 +12,6 @@ from symtrace.model.canonical import (
     canonical_bytes,
     canonical_http_request,
     canonical_tool_call,
-    normalise_tool_call_ids,
 )
 from symtrace.model.hashing import digest, is_digest
 
@@ -56,6 +55,9 @@ class TestCanonicalBytes:
 
 class TestRequests:
     def test_tool_call_ids_become_ordinals(self):
+        def normalise_tool_call_ids(body):
+            return canonical_http_request("POST", "/v1/chat/completions", "", body)["body"]
+
         body = normalise_tool_call_ids(REQUEST)
         assert body["messages"][1]["tool_calls"][0]["id"] == "call#0"
         assert body["messages"][2]["tool_call_id"] == "call#0"

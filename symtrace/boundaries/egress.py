@@ -1,0 +1,317 @@
+"""Network egress at the socket layer: blocked during strict replay, listed while recording.
+
+The HTTP seams (httpx, httpx2, aiohttp, urllib3/requests) record and serve every exchange
+that passes through them. Everything else that opens a connection goes around the boundary:
+`urllib.request`, `http.client`, a raw socket, a C extension's Python socket. This module
+watches `socket.socket.connect`/`connect_ex`/`sendto` (and `send`/`sendall`, plain and TLS,
+while recording) so nothing goes around silently:
+
+* **Replay** (`EgressGuard`): a strict replay serves every boundary call from the bundle and
+  so needs no connection at all. Any IPv4/IPv6 connection is refused with `EgressBlocked`
+  (SYM-R106, exit 90) naming `host:port`, whether it is an alias of a recorded endpoint
+  (`localhost`, `0.0.0.0`, `127.x`, `::1`, `::ffff:127.0.0.1` all mean this machine), and the
+  Python stack that opened it. The session keeps the divergence even if the program swallows
+  the error. `--allow-host HOST[:PORT]` lets a program's own local services through; a
+  selective replay lifts the guard when it goes live.
+* **Record** (`EgressRecorder`): a connection opened outside every seam is listed (host,
+  port, the library that opened it, count) and written to the manifest as unrecorded egress.
+  An LLM-shaped request (a `POST` to a provider create path, see llm_wire) sent outside the
+  seams fails the recording: `UnrecordedLLMRequest` (exit 94) names the library, and the
+  request never leaves the process.
+
+Unix sockets (asyncio's self-pipe, local IPC) are not network egress and pass.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import ssl
+import sys
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from symtrace.boundaries.http import sending_library
+from symtrace.errors import UnrecordedLLMRequest
+from symtrace.model.llm_wire import wire_format
+from symtrace.patching import Patch, PatchSet
+
+INET_FAMILIES = (socket.AF_INET, socket.AF_INET6)
+# Modules whose frames are plumbing, not "who opened the connection".
+_PLUMBING = ("socket", "ssl", "selectors", "asyncio", "symtrace.boundaries", "contextlib",
+             "threading", "concurrent")
+
+
+# -- host aliases ----------------------------------------------------------------------------
+def canonical_host(host: str) -> str:
+    """One name per machine address: every loopback/unspecified alias is `localhost`;
+    IPv4-mapped IPv6 is its IPv4; other hosts are lower-cased."""
+    name = host.strip("[]").lower()
+    if name == "localhost":
+        return "localhost"
+    try:
+        address = ipaddress.ip_address(name.split("%", 1)[0])
+    except ValueError:
+        return name
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    if address.is_loopback or address.is_unspecified:
+        return "localhost"
+    return str(address)
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    """`HOST[:PORT]` of --allow-host (no port: every port of that host)."""
+
+    host: str
+    port: int | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> HostPort:
+        raw = text.strip()
+        if raw.startswith("["):  # [v6]:port
+            host, _, rest = raw[1:].partition("]")
+            port_text = rest.removeprefix(":")
+        elif raw.count(":") == 1:
+            host, port_text = raw.split(":")
+        else:
+            host, port_text = raw, ""
+        if not host:
+            raise ValueError(f"--allow-host {text!r}: no host")
+        port = None
+        if port_text:
+            if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+                raise ValueError(f"--allow-host {text!r}: port must be 1-65535")
+            port = int(port_text)
+        return cls(canonical_host(host), port)
+
+    def allows(self, host: str, port: int) -> bool:
+        return self.host == canonical_host(host) and self.port in (None, port)
+
+    def __str__(self) -> str:
+        return self.host if self.port is None else f"{self.host}:{self.port}"
+
+
+def opener_stack(limit: int = 40) -> list[str]:
+    """The Python frames that opened a connection, outermost first, plumbing left out."""
+    frames: list[str] = []
+    frame = sys._getframe(2)
+    while frame is not None and len(frames) < limit:
+        module = str(frame.f_globals.get("__name__", "?"))
+        if not module.startswith(_PLUMBING):
+            frames.append(f"{frame.f_code.co_filename}:{frame.f_lineno} in "
+                          f"{frame.f_code.co_name} ({module})")
+        frame = frame.f_back
+    return frames[::-1]
+
+
+def opener_library(stack: list[str]) -> str:
+    """The innermost module on *stack* (the library that made the connection)."""
+    if not stack:
+        return "?"
+    return stack[-1].rsplit("(", 1)[-1].rstrip(")")
+
+
+@dataclass(slots=True)
+class Egress:
+    host: str
+    port: int
+    library: str
+    count: int = 1
+    stack: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"host": self.host, "port": self.port, "library": self.library,
+                "count": self.count, "stack": self.stack}
+
+
+# -- the socket patches (one table, symmetric install) ---------------------------------------
+_lock = threading.Lock()
+
+
+def _address(sock: socket.socket, address: Any) -> tuple[str, int] | None:
+    if sock.family not in INET_FAMILIES or not isinstance(address, tuple) or len(address) < 2:
+        return None
+    try:
+        return str(address[0]), int(address[1])
+    except (TypeError, ValueError):
+        return None
+
+
+class _SocketWatch:
+    """Patches socket methods for one policy; install/uninstall restore exactly."""
+
+    def __init__(self, on_connect: Callable[[str, int], None],
+                 on_send: Callable[[bytes], None] | None) -> None:
+        self.on_connect = on_connect
+        self.on_send = on_send
+        self._set = PatchSet(self.patches())
+
+    def patches(self) -> list[Patch]:
+        out = [
+            Patch(socket.socket, "connect", self._connect),
+            Patch(socket.socket, "connect_ex", self._connect),
+            Patch(socket.socket, "sendto", self._sendto),
+        ]
+        if self.on_send is not None:
+            out += [Patch(owner, name, self._send)
+                    for owner in (socket.socket, ssl.SSLSocket) for name in ("send", "sendall")]
+        return out
+
+    def install(self) -> None:
+        with _lock:
+            self._set.install()  # AlreadyPatched (a RuntimeError) when installed twice
+
+    def uninstall(self) -> None:
+        with _lock:
+            self._set.uninstall()
+
+    def _connect(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        watch = self
+
+        def connect(sock: socket.socket, address: Any, *args: Any) -> Any:
+            where = _address(sock, address)
+            if where is not None:
+                watch.on_connect(*where)
+            return original(sock, address, *args)
+
+        return connect
+
+    def _sendto(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        watch = self
+
+        def sendto(sock: socket.socket, data: Any, *args: Any) -> Any:
+            where = _address(sock, args[-1]) if args else None
+            if where is not None:
+                watch.on_connect(*where)
+            return original(sock, data, *args)
+
+        return sendto
+
+    def _send(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        watch = self
+
+        def send(sock: socket.socket, data: Any, *args: Any) -> Any:
+            if watch.on_send is not None and sock.family in INET_FAMILIES:
+                watch.on_send(bytes(data[:256]) if data[:5] == b"POST " else b"")
+            return original(sock, data, *args)
+
+        return send
+
+
+class EgressGuard:
+    """Strict replay: no network connection leaves the process except to allowed hosts."""
+
+    def __init__(self, allow: Iterable[HostPort], recorded: Iterable[tuple[str, int]],
+                 on_block: Callable[[dict[str, Any]], BaseException]) -> None:
+        self.allow = tuple(allow)
+        self.recorded = {(canonical_host(h), p): f"{h}:{p}" for h, p in recorded}
+        self.on_block = on_block
+        self.allowed_connections = 0
+        self.released = False
+        self._watch = _SocketWatch(self._check, None)
+
+    def install(self) -> None:
+        self._watch.install()
+
+    def uninstall(self) -> None:
+        self._watch.uninstall()
+
+    def release(self) -> None:
+        """Stop blocking (a selective replay went live)."""
+        self.released = True
+
+    def _check(self, host: str, port: int) -> None:
+        if self.released:
+            return
+        if any(rule.allows(host, port) for rule in self.allow):
+            self.allowed_connections += 1
+            return
+        alias_of = self.recorded.get((canonical_host(host), port))
+        attempt = {"connect": f"{host}:{port}", "host": host, "port": port,
+                   "alias_of": alias_of if alias_of and alias_of != f"{host}:{port}" else None,
+                   "recorded_endpoint": alias_of is not None, "stack": opener_stack()}
+        raise self.on_block(attempt)
+
+
+class EgressRecorder:
+    """Recording: list connections opened outside every seam; refuse LLM-shaped requests."""
+
+    def __init__(self) -> None:
+        self.egress: dict[tuple[str, int], Egress] = {}
+        self.refused: list[str] = []
+        self._watch = _SocketWatch(self._connected, self._sending)
+        self._lock = threading.Lock()
+
+    def install(self) -> None:
+        self._watch.install()
+
+    def uninstall(self) -> None:
+        self._watch.uninstall()
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [self.egress[k].to_json() for k in sorted(self.egress)]
+
+    def _connected(self, host: str, port: int) -> None:
+        if sending_library() is not None:
+            return  # a seam's own connection: its exchanges are recorded
+        stack = opener_stack()
+        with self._lock:
+            seen = self.egress.get((host, port))
+            if seen is not None:
+                seen.count += 1
+            else:
+                self.egress[(host, port)] = Egress(host, port, opener_library(stack), 1, stack)
+
+    def _sending(self, head: bytes) -> None:
+        if not head or sending_library() is not None:
+            return
+        line = head.split(b"\r\n", 1)[0].decode("latin-1")
+        parts = line.split(" ")
+        if len(parts) < 2 or wire_format("POST", parts[1].split("?", 1)[0]) is None:
+            return
+        stack = opener_stack()
+        reason = (
+            f"an LLM request ({line.strip()}) was sent by {opener_library(stack)} outside every "
+            "symtrace HTTP seam (httpx, httpx2, aiohttp, requests/urllib3): it cannot be "
+            "recorded, and a replay would send it live. Send it through one of those "
+            "libraries. Opened at:\n  " + "\n  ".join(stack[-6:])
+        )
+        self.refused.append(reason)
+        raise UnrecordedLLMRequest(reason)
+
+
+class GuardedSession(Protocol):
+    """What the guard needs from a replaying session (symtrace.replay.Replayer)."""
+
+    on_live: list[Callable[[], None]]
+
+    def endpoints(self) -> set[tuple[str, int]]: ...
+
+    def egress_blocked(self, attempt: dict[str, Any]) -> BaseException: ...
+
+
+def guard_for(session: GuardedSession, allow: Iterable[HostPort] = ()) -> EgressGuard:
+    """An egress guard for a replaying session (it stands down when the replay goes live)."""
+    guard = EgressGuard(allow, session.endpoints(), session.egress_blocked)
+    session.on_live.append(guard.release)
+    return guard
+
+
+def allow_from_env(value: str) -> tuple[HostPort, ...]:
+    """--allow-host values as the runner hands them to the child (comma-separated)."""
+    return tuple(HostPort.parse(part) for part in value.split(",") if part.strip())
+
+
+def network_manifest(events: Iterable[Any], unrecorded: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a bundle records about the network: the endpoints its boundary calls talked to
+    (`host:port`, through a seam) and the connections opened outside every seam."""
+    endpoints = set()
+    for event in events:
+        meta = getattr(event, "meta", None) or {}
+        if meta.get("host"):
+            endpoints.add(f"{meta['host']}:{meta.get('port') or 443}")
+    return {"endpoints": sorted(endpoints), "unrecorded_egress": unrecorded}

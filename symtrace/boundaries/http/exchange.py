@@ -1,0 +1,254 @@
+"""The LLM/HTTP exchange core: one intercepted request, whatever library carried it.
+
+A seam (httpx, httpx2, aiohttp, urllib3) turns its library's request into a `WireRequest`
+and drives one `Exchange` through the same steps, sync or async:
+
+    exchange = Exchange(session, wire, seam)           # canonical, redacted BoundaryCall
+    ticket = session.begin(exchange.call)              # or `await session.abegin(...)`
+    if not ticket.live:
+        return materialise(exchange.served(ticket))    # a Recorded response, or its error
+    content = exchange.live_content(ticket)            # q ⊕ Δ at a selective anchor
+    with sending(seam): response = <send it>           # connections opened here are the seam's
+    exchange.completed(ticket, status, headers, body)  # or exchange.failed / exchange.tap
+
+Everything that is not library plumbing lives here once: which requests are LLM calls (and in
+which wire format), the canonical key, redaction (the session scrubs), what of a response is
+recorded, stream assembly, and how a transport failure is kept. A seam only converts types.
+
+Chat/Responses/Anthropic create calls become `agent_action` events; any other exchange is a
+tool boundary named "http", so replay never reaches the network for it either.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import orjson
+
+from symtrace.errors import SymtraceError
+from symtrace.model.canonical import JSONValue, canonical_http_request, canonical_tool_call
+from symtrace.model.llm_streams import assemble
+from symtrace.model.llm_wire import WireFormat, wire_format
+from symtrace.session.core import LLM, TOOL, BoundaryCall, Session, Ticket
+
+# Response headers an SDK acts on (content type, retry advice, request ids for its errors).
+KEPT_RESPONSE_HEADERS = (
+    "content-type",
+    "retry-after",
+    "retry-after-ms",
+    "x-should-retry",
+    "x-request-id",
+    "request-id",
+)
+
+# The library whose seam is sending right now (None outside every seam): a connection opened
+# while it is set went through a recorded boundary (see symtrace.boundaries.egress).
+_SENDING: ContextVar[str | None] = ContextVar("symtrace_sending", default=None)
+
+
+@contextmanager
+def sending(library: str) -> Iterator[None]:
+    token = _SENDING.set(library)
+    try:
+        yield
+    finally:
+        _SENDING.reset(token)
+
+
+def sending_library() -> str | None:
+    return _SENDING.get()
+
+
+class UnsupportedRequestBody(SymtraceError, TypeError):
+    """A request body symtrace cannot snapshot (a stream, files): refused, not guessed."""
+
+
+@dataclass(frozen=True, slots=True)
+class WireRequest:
+    """A request as every seam sees it: method, where, and the body bytes."""
+
+    method: str
+    scheme: str
+    host: str
+    port: int | None
+    path: str
+    query: str
+    content: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """A response to hand back: a plain body, or (`chunks` set) a stream served chunk by chunk."""
+
+    status: int
+    headers: dict[str, str]
+    content: bytes
+    chunks: tuple[bytes, ...] | None = None
+
+
+class SeamErrors(Protocol):
+    """How a seam's library names its transport failures."""
+
+    library: str
+
+    def rebuild_error(self, error: dict[str, str]) -> BaseException: ...
+
+
+class Exchange:
+    """One request through a seam: its canonical call, and what to record or serve."""
+
+    def __init__(self, session: Session, wire: WireRequest, seam: SeamErrors) -> None:
+        self.session = session
+        self.wire = wire
+        self.seam = seam
+        self.format = wire_format(wire.method, wire.path)
+        self.call = _to_call(wire, self.format, session, seam.library)
+
+    # -- replay ----------------------------------------------------------------------------
+    def served(self, ticket: Ticket) -> Recorded:
+        """The recorded response of a matched call (raises its recorded transport error)."""
+        record = ticket.served
+        if self.call.kind == TOOL:  # a non-LLM exchange is recorded as a tool outcome
+            if not isinstance(record, dict):
+                raise TypeError(f"{ticket.event_id}: a recorded http outcome is not an object")
+            record = record["value"] if record.get("ok") else {"error": record.get("error")}
+        if not isinstance(record, dict):
+            raise TypeError(f"{ticket.event_id}: a recorded response is not an object")
+        if "error" in record:
+            raise self.seam.rebuild_error(dict(record["error"] or {}))
+        headers = {str(k): str(v) for k, v in (record.get("headers") or {}).items()}
+        if record.get("stream"):
+            chunks = tuple(c.encode() for c in record.get("chunks") or [])
+            return Recorded(int(record["status"]), headers, b"".join(chunks), chunks)
+        body = record.get("body")
+        if isinstance(body, dict) and set(body) == {"$text"}:
+            content = str(body["$text"]).encode()
+        else:
+            content = orjson.dumps(body) if body is not None else b""
+        return Recorded(int(record["status"]), headers, content)
+
+    # -- live ------------------------------------------------------------------------------
+    def live_content(self, ticket: Ticket) -> bytes | None:
+        """The body to send live when it differs from the program's (q ⊕ Δ), else None."""
+        if ticket.intervention is None:
+            return None
+        body = ticket.intervention.apply_to_body(orjson.loads(self.wire.content),
+                                                 self.format or WireFormat.CHAT)
+        return orjson.dumps(body)
+
+    def failed(self, ticket: Ticket, exc: BaseException) -> None:
+        error = {"type": type(exc).__name__, "module": type(exc).__module__, "message": str(exc)}
+        self._finish(ticket, {"error": error})
+
+    def completed(self, ticket: Ticket, status: int, headers: Any, content: bytes) -> None:
+        try:
+            body: JSONValue = orjson.loads(content) if content else None
+        except orjson.JSONDecodeError:
+            body = {"$text": content.decode("utf-8", "replace")}
+        self._finish(ticket, {"status": status, "headers": kept_headers(headers), "body": body})
+
+    def tap(self, ticket: Ticket, status: int, headers: Any,
+            decode: Callable[[bytes], bytes] | None = None) -> StreamTap:
+        """A tap for a live stream: the seam feeds it the chunks the program reads.
+
+        *decode* undoes a content-encoding (the recorded chunks are what the SDK parsed)."""
+        return StreamTap(self, ticket, status, kept_headers(headers), decode)
+
+    def streamed(self, ticket: Ticket, status: int, headers: Any, chunks: list[bytes]) -> None:
+        """Record a stream response: its chunks (served one by one) and the assembled object."""
+        texts = [chunk.decode("utf-8", "replace") for chunk in chunks]
+        self._finish(ticket, {
+            "status": status,
+            "headers": kept_headers(headers),
+            "stream": True,
+            "chunks": texts,
+            "body": assemble(self.format, "".join(texts)),
+        })
+
+    def _finish(self, ticket: Ticket, record: dict[str, JSONValue]) -> None:
+        if self.call.kind == LLM:
+            self.session.finish(ticket, record)
+        elif "error" in record:
+            self.session.finish(ticket, {"ok": False, "error": record["error"]})
+        else:
+            self.session.finish(ticket, {"ok": True, "value": record})
+
+
+def is_stream(headers: Any) -> bool:
+    return str(headers.get("content-type", "")).startswith("text/event-stream")
+
+
+def kept_headers(headers: Any) -> dict[str, str]:
+    return {name: str(headers[name]) for name in KEPT_RESPONSE_HEADERS if name in headers}
+
+
+def _to_call(wire: WireRequest, fmt: WireFormat | None, session: Session,
+             library: str) -> BoundaryCall:
+    body = _parse_body(wire.content)
+    http = canonical_http_request(wire.method, wire.path, wire.query, session.scrub(body))
+    port = wire.port or (443 if wire.scheme == "https" else 80)
+    meta: dict[str, Any] = {"host": wire.host, "port": port, "transport": library}
+    if fmt is not None:
+        return BoundaryCall.make(LLM, http, {**meta, "wire_format": fmt.value})
+    return BoundaryCall.make(TOOL, canonical_tool_call("http", http), {**meta, "tool": "http"})
+
+
+def _parse_body(content: bytes) -> JSONValue | bytes | None:
+    if not content:
+        return None
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return content
+
+
+# -- live streams ----------------------------------------------------------------------------
+# Streams still open: finished (with what was read) when the session ends, so a stream the
+# program abandoned without closing is still recorded rather than silently missing.
+_open_streams: dict[int, Callable[[], None]] = {}
+
+
+def finish_open_streams() -> None:
+    """Record every stream the program left open (called when a session ends)."""
+    for finish in list(_open_streams.values()):
+        finish()
+
+
+class StreamTap:
+    """Collects a live stream's chunks as the program reads them; records them once, when
+    the stream ends, is closed, or the session ends with it still open."""
+
+    def __init__(self, exchange: Exchange, ticket: Ticket, status: int,
+                 headers: dict[str, str], decode: Callable[[bytes], bytes] | None) -> None:
+        self.exchange = exchange
+        self.decode = decode
+        self.ticket = ticket
+        self.status = status
+        self.headers = headers
+        self.chunks: list[bytes] = []
+        self._done = threading.Lock()
+        self._finished = False
+        # The response reached the program now: an abandoned stream completes here in the
+        # completion order (a stream read to its end completes where it ends).
+        self._delivered_rank = exchange.session.reserve_completion()
+        _open_streams[id(self)] = lambda: self.finish(abandoned=True)
+
+    def chunk(self, data: bytes) -> bytes:
+        self.chunks.append(data)
+        return data
+
+    def finish(self, abandoned: bool = False) -> None:
+        with self._done:
+            if self._finished:
+                return
+            self._finished = True
+        _open_streams.pop(id(self), None)
+        if abandoned:
+            self.ticket.completed = self._delivered_rank
+        chunks = [self.decode(b"".join(self.chunks))] if self.decode else self.chunks
+        self.exchange.streamed(self.ticket, self.status, self.headers, chunks)

@@ -1,0 +1,196 @@
+"""The httpx and httpx2 seams: `HTTPTransport.handle_request` and
+`AsyncHTTPTransport.handle_async_request`, patched at class level.
+
+httpx2 is a fork of httpx with its own module and classes (openai 3, anthropic 2,
+openai-agents, google-genai and mistralai send through it) but the same transport seam, so
+one shell serves both: it is built per module, and everything it hands back (responses,
+byte streams, exceptions) is that module's own type. `httpx2.alias_httpx()` makes `httpx`
+*be* `httpx2`; then both names resolve to one class and it is patched once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from types import ModuleType
+from typing import Any
+
+from symtrace.boundaries.http.exchange import (
+    Exchange,
+    Recorded,
+    StreamTap,
+    WireRequest,
+    is_stream,
+    sending,
+)
+from symtrace.patching import Patch
+from symtrace.session.core import active
+
+DROPPED_ON_REBUILD = ("content-encoding", "content-length", "transfer-encoding")
+
+
+class HttpxSeam:
+    """The shells and conversions for one httpx-family module (httpx or httpx2)."""
+
+    def __init__(self, lib: ModuleType) -> None:
+        self.lib = lib
+        self.library = lib.__name__
+        self._chunks, self._sync_tee, self._async_tee = _stream_classes(lib)
+
+    # -- the patch table ------------------------------------------------------------------
+    def patches(self) -> tuple[Patch, ...]:
+        return (
+            Patch(self.lib.HTTPTransport, "handle_request", self._sync_shell),
+            Patch(self.lib.AsyncHTTPTransport, "handle_async_request", self._async_shell),
+        )
+
+    # -- the two shells: the same steps, with and without await ------------------------------
+    def _sync_shell(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        seam = self
+
+        def handle_request(transport: Any, request: Any) -> Any:
+            session = active()
+            if session is None:
+                return original(transport, request)
+            request.read()
+            exchange = Exchange(session, seam.wire(request), seam)
+            ticket = session.begin(exchange.call)
+            if not ticket.live:
+                return seam.materialise(exchange.served(ticket), request)
+            live = seam.with_content(request, exchange.live_content(ticket))
+            try:
+                with sending(seam.library):
+                    response = original(transport, live)
+            except seam.lib.TransportError as exc:
+                exchange.failed(ticket, exc)
+                raise
+            if is_stream(response.headers):
+                return seam.teed(response, seam.tap(exchange, ticket, response))
+            response.read()
+            exchange.completed(ticket, response.status_code, response.headers, response.content)
+            return seam.rebuilt(response)
+
+        return handle_request
+
+    def _async_shell(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        seam = self
+
+        async def handle_async_request(transport: Any, request: Any) -> Any:
+            session = active()
+            if session is None:
+                return await original(transport, request)
+            await request.aread()
+            exchange = Exchange(session, seam.wire(request), seam)
+            ticket = await session.abegin(exchange.call)  # replay may hold it for its turn
+            if not ticket.live:
+                return seam.materialise(exchange.served(ticket), request)
+            live = seam.with_content(request, exchange.live_content(ticket))
+            try:
+                with sending(seam.library):
+                    response = await original(transport, live)
+            except seam.lib.TransportError as exc:
+                exchange.failed(ticket, exc)
+                raise
+            if is_stream(response.headers):
+                return seam.teed(response, seam.tap(exchange, ticket, response))
+            await response.aread()
+            exchange.completed(ticket, response.status_code, response.headers, response.content)
+            return seam.rebuilt(response)
+
+        return handle_async_request
+
+    # -- conversions -------------------------------------------------------------------------
+    def wire(self, request: Any) -> WireRequest:
+        url = request.url
+        return WireRequest(request.method, url.scheme, url.host, url.port, url.path,
+                           url.query.decode(), request.content)
+
+    def with_content(self, request: Any, content: bytes | None) -> Any:
+        if content is None:
+            return request
+        headers = {k: v for k, v in request.headers.items() if k.lower() != "content-length"}
+        return self.lib.Request(request.method, request.url, headers=headers, content=content,
+                                extensions=request.extensions)
+
+    def materialise(self, recorded: Recorded, request: Any) -> Any:
+        if recorded.chunks is not None:
+            return self.lib.Response(recorded.status, headers=recorded.headers,
+                                     stream=self._chunks(recorded.chunks),
+                                     request=request)
+        return self.lib.Response(recorded.status, headers=recorded.headers,
+                                 content=recorded.content, request=request)
+
+    def rebuilt(self, response: Any) -> Any:
+        """A read response as a fresh one (its stream was consumed by the recording)."""
+        headers = [(k, v) for k, v in response.headers.multi_items()
+                   if k.lower() not in DROPPED_ON_REBUILD]
+        return self.lib.Response(response.status_code, headers=headers,
+                                 content=response.content, extensions=response.extensions)
+
+    def tap(self, exchange: Exchange, ticket: Any, response: Any) -> StreamTap:
+        encoding = response.headers.get("content-encoding", "identity")
+        decode = None
+        if encoding not in ("", "identity"):
+            def decode(data: bytes) -> bytes:
+                return self.lib.Response(200, headers={"content-encoding": encoding},
+                                         content=data).read()
+        return exchange.tap(ticket, response.status_code, response.headers, decode)
+
+    def teed(self, response: Any, tap: StreamTap) -> Any:
+        inner = response.stream
+        tee = self._async_tee if hasattr(inner, "__aiter__") else self._sync_tee
+        return self.lib.Response(response.status_code, headers=response.headers,
+                                 stream=tee(inner, tap), extensions=response.extensions)
+
+    def rebuild_error(self, error: dict[str, str]) -> BaseException:
+        cls = getattr(self.lib, str(error.get("type")), None)
+        if not (isinstance(cls, type) and issubclass(cls, self.lib.TransportError)):
+            cls = self.lib.TransportError
+        return cls(str(error.get("message", "")))
+
+
+def _stream_classes(lib: ModuleType) -> tuple[type, type, type]:
+    """Byte streams of *lib*'s own base classes: recorded chunks (for sync and async clients),
+    and a sync and an async tee feeding a live stream's chunks to a StreamTap."""
+
+    class Chunks(lib.SyncByteStream, lib.AsyncByteStream):  # type: ignore[name-defined,misc]
+        def __init__(self, chunks: tuple[bytes, ...]) -> None:
+            self._chunks = chunks
+
+        def __iter__(self) -> Iterator[bytes]:
+            yield from self._chunks
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            for chunk in self._chunks:
+                yield chunk
+
+    class SyncTee(lib.SyncByteStream):  # type: ignore[name-defined,misc]
+        def __init__(self, inner: Any, tap: StreamTap) -> None:
+            self.inner, self.tap = inner, tap
+
+        def __iter__(self) -> Iterator[bytes]:
+            for chunk in self.inner:
+                yield self.tap.chunk(chunk)
+            self.tap.finish()
+
+        def close(self) -> None:
+            try:
+                self.inner.close()
+            finally:
+                self.tap.finish()
+
+    class AsyncTee(lib.AsyncByteStream):  # type: ignore[name-defined,misc]
+        def __init__(self, inner: Any, tap: StreamTap) -> None:
+            self.inner, self.tap = inner, tap
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            async for chunk in self.inner:
+                yield self.tap.chunk(chunk)
+            self.tap.finish()
+
+        async def aclose(self) -> None:
+            try:
+                await self.inner.aclose()
+            finally:
+                self.tap.finish()
+
+    return Chunks, SyncTee, AsyncTee

@@ -1,0 +1,122 @@
+"""Outcome verification: a strict replay is faithful only if it ends as the recording did.
+
+Matching every boundary call is necessary, not sufficient: a program whose output depends on
+something symtrace does not pin (`os.urandom`, uuid4, the clock) replays every call and still
+ends differently. So after a strict replay the runner compares, in this order:
+
+1. the exit code,
+2. the declared final result (`symtrace.final_result`, canonical JSON),
+3. the standard output, line by line, after normalisation.
+
+The first difference is a divergence (`outcome_mismatch`, SYM-R107, exit 90) naming what
+differed and, for stdout, the first differing line (number, recorded, replayed).
+
+Normalisation (the same on both sides, so a digest of the normalised text is stable):
+volatile substrings are replaced by placeholders, never dropped:
+
+* `<… at 0x7f3a…>` object addresses → `0x…`
+* ISO-8601 date-times (`2026-12-03T14:05:01.123Z`, `2026-12-03 14:05:01`) → `<datetime>`
+* clock times `14:05:01` (optionally `.123`) → `<time>`
+* durations `1.23s`, `12 ms`, `0.5 seconds` → `<duration>`
+
+and every line matching a `--volatile-stdout REGEX` is left out entirely. Nothing else is
+normalised: uuids and random hex are exactly the entropy a faithful replay must reproduce.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import orjson
+
+from symtrace.model.canonical import JSONValue, canonical_bytes
+
+NORMALISATIONS: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("address", re.compile(r"\b0x[0-9a-fA-F]{6,}\b"), "0x…"),
+    ("datetime", re.compile(
+        r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"),
+     "<datetime>"),
+    ("time", re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
+    ("duration", re.compile(
+        r"\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|s|sec|secs|seconds|milliseconds)\b"), "<duration>"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class OutcomeDifference:
+    """What differs between the recorded and the replayed outcome (the first thing found)."""
+
+    what: str  # "exit_code" | "final_result" | "stdout"
+    expected: JSONValue
+    actual: JSONValue
+    line: int | None = None  # 1-based, for stdout
+
+    def describe(self) -> str:
+        if self.what == "stdout":
+            return (f"stdout differs at line {self.line}: recorded {self.expected!r}, "
+                    f"replayed {self.actual!r}")
+        return f"{self.what.replace('_', ' ')} differs: recorded {self.expected!r}, " \
+               f"replayed {self.actual!r}"
+
+
+def compile_volatile(patterns: Iterable[str]) -> tuple[re.Pattern[str], ...]:
+    """Compile --volatile-stdout patterns; a bad one is a ValueError naming it."""
+    out = []
+    for pattern in patterns:
+        try:
+            out.append(re.compile(pattern))
+        except re.error as exc:
+            raise ValueError(f"--volatile-stdout {pattern!r} is not a valid regex: {exc}") from exc
+    return tuple(out)
+
+
+def normalised_lines(stdout: bytes, volatile: Sequence[re.Pattern[str]] = ()) -> list[str]:
+    out = []
+    for line in stdout.decode("utf-8", "replace").splitlines():
+        if any(p.search(line) for p in volatile):
+            continue
+        for _, pattern, placeholder in NORMALISATIONS:
+            line = pattern.sub(placeholder, line)
+        out.append(line.rstrip())
+    return out
+
+
+def stdout_digest(stdout: bytes, volatile: Sequence[re.Pattern[str]] = ()) -> str:
+    text = "\n".join(normalised_lines(stdout, volatile)).encode()
+    return "sha256:" + hashlib.sha256(text).hexdigest()
+
+
+def compare(
+    *,
+    recorded_exit: int | None,
+    recorded_value: JSONValue,
+    recorded_stdout: bytes | None,
+    exit_code: int,
+    value: JSONValue,
+    stdout: bytes,
+    volatile: Sequence[re.Pattern[str]] = (),
+) -> OutcomeDifference | None:
+    """The first difference between the recorded outcome and the replayed one, or None."""
+    if recorded_exit is not None and recorded_exit != exit_code:
+        return OutcomeDifference("exit_code", recorded_exit, exit_code)
+    if canonical_bytes(recorded_value) != canonical_bytes(value):
+        return OutcomeDifference("final_result", recorded_value, value)
+    if recorded_stdout is None:
+        return None
+    expected = normalised_lines(recorded_stdout, volatile)
+    actual = normalised_lines(stdout, volatile)
+    for index in range(max(len(expected), len(actual))):
+        want = expected[index] if index < len(expected) else None
+        got = actual[index] if index < len(actual) else None
+        if want != got:
+            return OutcomeDifference("stdout", want, got, index + 1)
+    return None
+
+
+def to_json(difference: OutcomeDifference) -> dict[str, JSONValue]:
+    return orjson.loads(orjson.dumps({
+        "what": difference.what, "expected": difference.expected,
+        "actual": difference.actual, "line": difference.line}))

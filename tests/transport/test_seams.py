@@ -1,0 +1,175 @@
+"""Each HTTP seam records through the one exchange core and replays without the endpoint.
+
+One chat request per client library (httpx, httpx2, sync and async; requests; urllib3;
+aiohttp), plain and streamed, recorded in-process against the stub, then replayed with the
+stub *stopped*: the replay must produce the same content from the bundle, hand back the
+library's own response type, and leave the classes exactly as they were when it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import symtrace
+from symtrace.bundle import load_bundle
+from symtrace.stub import StubLLM
+
+httpx2 = pytest.importorskip("httpx2")
+import aiohttp  # noqa: E402
+import httpx  # noqa: E402
+import requests  # noqa: E402
+import urllib3  # noqa: E402
+
+
+def chat(text: str, stream: bool = False) -> dict[str, Any]:
+    return {"model": "m", "messages": [{"role": "user", "content": text}], "stream": stream}
+
+
+def sse_text(lines: list[str]) -> str:
+    """The assistant text carried by chat-completion SSE `data:` lines."""
+    out = []
+    for line in lines:
+        line = line.strip()
+        if line.startswith("data:") and line[5:].strip() != "[DONE]":
+            for choice in json.loads(line[5:])["choices"]:
+                out.append(choice["delta"].get("content") or "")
+    return "".join(out)
+
+
+def via_httpx_family(lib: Any, use_async: bool) -> Callable[[str, dict], tuple[Any, str]]:
+    def sync(url: str, body: dict) -> tuple[Any, str]:
+        with lib.Client() as client:
+            if body["stream"]:
+                with client.stream("POST", url, json=body) as response:
+                    return response, sse_text(list(response.iter_lines()))
+            response = client.post(url, json=body)
+            return response, response.json()["choices"][0]["message"]["content"]
+
+    async def run_async(url: str, body: dict) -> tuple[Any, str]:
+        async with lib.AsyncClient() as client:
+            if body["stream"]:
+                async with client.stream("POST", url, json=body) as response:
+                    return response, sse_text([line async for line in response.aiter_lines()])
+            response = await client.post(url, json=body)
+            return response, response.json()["choices"][0]["message"]["content"]
+
+    if use_async:
+        return lambda url, body: asyncio.run(run_async(url, body))
+    return sync
+
+
+def via_requests(url: str, body: dict) -> tuple[Any, str]:
+    response = requests.post(url, json=body, stream=body["stream"], timeout=10)
+    if body["stream"]:
+        return response, sse_text([line.decode() for line in response.iter_lines()])
+    return response, response.json()["choices"][0]["message"]["content"]
+
+
+def via_urllib3(url: str, body: dict) -> tuple[Any, str]:
+    response = urllib3.request("POST", url, body=json.dumps(body).encode(),
+                               headers={"content-type": "application/json"})
+    if body["stream"]:
+        return response, sse_text(response.data.decode().splitlines())
+    return response, response.json()["choices"][0]["message"]["content"]
+
+
+def via_aiohttp(url: str, body: dict) -> tuple[Any, str]:
+    async def run() -> tuple[Any, str]:
+        async with aiohttp.ClientSession() as session, session.post(url, json=body) as response:
+            if body["stream"]:
+                return response, sse_text([line.decode() async for line in response.content])
+            return response, (await response.json())["choices"][0]["message"]["content"]
+
+    return asyncio.run(run())
+
+
+CLIENTS = {
+    "httpx-sync": (via_httpx_family(httpx, False), httpx.Response),
+    "httpx-async": (via_httpx_family(httpx, True), httpx.Response),
+    "httpx2-sync": (via_httpx_family(httpx2, False), httpx2.Response),
+    "httpx2-async": (via_httpx_family(httpx2, True), httpx2.Response),
+    "requests": (via_requests, requests.Response),
+    "urllib3": (via_urllib3, urllib3.HTTPResponse),
+    "aiohttp": (via_aiohttp, aiohttp.ClientResponse),
+}
+
+
+def patched_attributes() -> dict[str, Any]:
+    """The class attributes the seams patch, as they are now."""
+    return {
+        "httpx": httpx.HTTPTransport.__dict__["handle_request"],
+        "httpx-async": httpx.AsyncHTTPTransport.__dict__["handle_async_request"],
+        "httpx2": httpx2.HTTPTransport.__dict__["handle_request"],
+        "httpx2-async": httpx2.AsyncHTTPTransport.__dict__["handle_async_request"],
+        "aiohttp": aiohttp.ClientSession.__dict__["_request"],
+        "urllib3": urllib3.connectionpool.HTTPConnectionPool.__dict__["urlopen"],
+    }
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+def test_seam_records_and_replays_offline(client, stream, tmp_path):
+    send, own_type = CLIENTS[client]
+    before = patched_attributes()
+    bundle = tmp_path / "run"
+    with StubLLM(seed=5) as stub:
+        url = f"{stub.url}/chat/completions"
+        with symtrace.record(bundle):
+            recorded_response, recorded_text = send(url, chat(f"{client} says hi", stream))
+        assert stub.served == 1
+    assert patched_attributes() == before, "record left a patch behind"
+    assert isinstance(recorded_response, own_type)
+    events = load_bundle(bundle).events
+    llm = [e for e in events if e.is_llm]
+    assert len(llm) == 1 and llm[0].meta["wire_format"] == "openai.chat"
+    assert llm[0].response["body"]["choices"][0]["message"]["content"] == recorded_text
+
+    # the stub is stopped: anything not served from the bundle would fail to connect
+    with symtrace.replay(bundle):
+        replayed_response, replayed_text = send(url, chat(f"{client} says hi", stream))
+    assert patched_attributes() == before, "replay left a patch behind"
+    assert isinstance(replayed_response, own_type)
+    assert replayed_text == recorded_text
+
+
+@pytest.mark.parametrize("client", ["httpx2-sync", "requests", "aiohttp"])
+def test_a_changed_request_diverges_at_the_seam(client, tmp_path):
+    send, _ = CLIENTS[client]
+    bundle = tmp_path / "run"
+    with StubLLM(seed=5) as stub:
+        url = f"{stub.url}/chat/completions"
+        with symtrace.record(bundle):
+            send(url, chat("first"))
+    with pytest.raises(symtrace.RequestMismatch), symtrace.replay(bundle):
+        send(url, chat("second"))
+
+
+def test_httpx2_transport_errors_are_recorded_and_re_raised_as_httpx2_errors(tmp_path):
+    with StubLLM() as stub:
+        url = f"{stub.url}/chat/completions"  # closed once the block ends
+    bundle = tmp_path / "run"
+    with pytest.raises(httpx2.ConnectError), symtrace.record(bundle):
+        httpx2.post(url, json=chat("nobody home"))
+    with pytest.raises(httpx2.ConnectError), symtrace.replay(bundle):
+        httpx2.post(url, json=chat("nobody home"))
+
+
+def test_sessions_nest_no_patches(tmp_path):
+    """Install is reference-counted and uninstall restores the originals (not a wrapper)."""
+    from symtrace.boundaries import http as boundary
+
+    before = patched_attributes()
+    boundary.install()
+    boundary.install()
+    assert patched_attributes() != before
+    boundary.uninstall()
+    assert patched_attributes() != before, "still one user"
+    boundary.uninstall()
+    assert patched_attributes() == before
+    boundary.uninstall()  # one more is harmless
+    assert patched_attributes() == before
