@@ -1,4 +1,4 @@
-"""Re-record the AG2 reference bundles (run from anywhere; needs `symtrace[ag2]`).
+"""Re-record the AG2 reference bundles (run from anywhere; needs `symtrace[ag2-classic]`).
 
     python bundles/make_ag2.py            # every scenario, then the divergent case
     python bundles/make_ag2.py cache      # one scenario (or `divergent`)

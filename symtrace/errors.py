@@ -26,6 +26,7 @@
     │   ├── PatchTargetMissing        (also AttributeError)
     │   └── AlreadyPatched            (also RuntimeError)
     ├── SessionError                  (also RuntimeError) — nesting / no active session
+    ├── UsageError                    (also ValueError) — contradictory or incomplete options
     └── ReplayError
         ├── ReplayDivergence          — carries a DivergenceReport
         │   ├── RequestMismatch
@@ -43,7 +44,7 @@ CLI exit codes live here too, next to the errors they stand for.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from symtrace.model.divergence import DivergenceReport
@@ -191,6 +192,13 @@ class SessionError(SymtraceError, RuntimeError):
     """A recording/replay session was nested or used while not active."""
 
 
+class UsageError(SymtraceError, ValueError):
+    """The command line asks for something contradictory or incomplete (`--anchor` without
+    guidance, an unreadable `--guidance-file`): exit 2, nothing started or written."""
+
+    exit_code = EXIT_USAGE
+
+
 class ReplayError(SymtraceError):
     """Replay could not reproduce the recorded run."""
 
@@ -200,9 +208,23 @@ class ReplayError(SymtraceError):
 class ReplayDivergence(ReplayError):
     """The replayed program did something the bundle does not allow. `.report` says what."""
 
+    # The message is the whole report, except in a program run by `symtrace replay -- CMD`:
+    # there the CLI prints the report once, last, and the exception (shown in the program's
+    # own traceback, once per SDK retry) says only what happened and where
+    # (symtrace.process.child turns this off for the child process).
+    full_message: ClassVar[bool] = True
+
     def __init__(self, report: DivergenceReport) -> None:
         self.report = report
-        super().__init__(report.render())
+        super().__init__(report.headline)
+
+    def __str__(self) -> str:
+        if ReplayDivergence.full_message:
+            return self.report.render()
+        return (
+            f"{self.report.headline}: symtrace refused this call instead of sending it live; "
+            "the report follows when the program ends"
+        )
 
     def __reduce__(self) -> tuple[Any, ...]:  # keep the report when copied across threads
         return (type(self), (self.report,))

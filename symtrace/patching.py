@@ -19,7 +19,7 @@ apply them:
 seam or an adapter is installed only if the program uses its library (the one post-import hook
 on sys.meta_path; `cancel_after_import` undoes it). Finders go on and off sys.meta_path only
 through `install_finder` / `remove_finder`, and ask the finders after them through
-`spec_elsewhere`.
+`find_elsewhere`.
 
 Thread safety is the caller's: a seam that installs from several threads holds its own lock.
 """
@@ -131,25 +131,6 @@ def remove_finder(finder: importlib.abc.MetaPathFinder) -> None:
         sys.meta_path.remove(finder)
 
 
-def spec_elsewhere(
-    finder: importlib.abc.MetaPathFinder,
-    fullname: str,
-    path: Any,
-    target: Any = None,
-    *,
-    with_loader: bool = False,
-) -> importlib.machinery.ModuleSpec | None:
-    """The first spec the *other* finders on sys.meta_path give for *fullname* (None: not
-    found); with *with_loader*, the first one that has a loader to wrap."""
-    for other in sys.meta_path:
-        if other is finder or not hasattr(other, "find_spec"):
-            continue
-        spec = other.find_spec(fullname, path, target)
-        if spec is not None and (spec.loader is not None or not with_loader):
-            return spec
-    return None
-
-
 # -- after-import hooks ------------------------------------------------------------------------
 ImportCallback = Callable[[ModuleType], None]
 
@@ -165,11 +146,38 @@ class _ImportWatcher(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         if fullname not in self.watchers:
             return None
-        spec = spec_elsewhere(self, fullname, path, target, with_loader=True)
-        if spec is None or spec.loader is None:
-            return None
-        spec.loader = _NotifyingLoader(spec.loader, fullname)
-        return spec
+        spec = find_elsewhere(self, fullname, path, target)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _NotifyingLoader(spec.loader, fullname)
+            return spec
+        return None
+
+
+_searching = threading.local()
+
+
+def find_elsewhere(me: Any, fullname: str, path: Any, target: Any = None) -> Any:
+    """The spec the other finders on sys.meta_path give for *fullname*.
+
+    For finders that watch a module by asking the others (the after-import hook here, the
+    refusal of unsupported frameworks). Two of them watching one module would ask each other
+    forever, so a finder already searching *fullname* in this thread answers None when asked
+    again."""
+    searches: set[tuple[int, str]] = _searching.__dict__.setdefault("keys", set())
+    key = (id(me), fullname)
+    if key in searches:
+        return None
+    searches.add(key)
+    try:
+        for finder in sys.meta_path:
+            if finder is me or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                return spec
+        return None
+    finally:
+        searches.discard(key)
 
 
 class _NotifyingLoader(importlib.abc.Loader):

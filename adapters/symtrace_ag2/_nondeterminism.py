@@ -10,20 +10,19 @@
 * **Event uuids.** Every AG2 event gets `uuid4()`, and the termination event prints it
   (">>>>>>>> TERMINATING RUN (<uuid>)"), so two runs with identical boundaries would print
   different transcripts. While a session is active, event uuids are drawn from the s0-seeded
-  `random` instead: same run, same uuids. (`ChatResult.chat_id` is also random but never
+  `random` instead (`seeded_uuid4` of the adapter contract): same run, same uuids.
+  (`ChatResult.chat_id` is also random but never
   printed by AG2; it is declared volatile in docs/adapters/ag2.md.)
 """
 
 from __future__ import annotations
 
 import functools
-import random
-import uuid
 from collections.abc import Callable
 from typing import Any
 
 from symtrace.errors import UnreplayableEvent
-from symtrace.frameworks.contract import active, call_tool
+from symtrace.frameworks.contract import call_tool
 from symtrace_ag2._attribution import agent_name
 
 RANDOM_SPEAKER = "ag2.random_select_speaker"
@@ -42,13 +41,3 @@ def random_speaker(original: Callable[..., Any]) -> Callable[..., Any]:
         raise UnreplayableEvent(f"recorded speaker {chosen!r} is not a candidate ({names})")
 
     return random_select_speaker
-
-
-def seeded_uuid4(original: Callable[[], uuid.UUID]) -> Callable[[], uuid.UUID]:
-    @functools.wraps(original)
-    def uuid4() -> uuid.UUID:
-        if active() is None:
-            return original()
-        return uuid.UUID(int=random.getrandbits(128), version=4)
-
-    return uuid4

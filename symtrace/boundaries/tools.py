@@ -4,7 +4,11 @@ running the tool body.
 Framework adapters call `call_tool` / `acall_tool` from their tool-execution seam; plain
 programs decorate their functions with `@symtrace.tool`. Outside a session both simply run
 the tool. A tool's exception is an observation too: it is recorded (`type`, `module`,
-`message`, `args`) and re-raised as the same exception type on replay.
+`message`, `args`) and re-raised as the same exception type on replay. When a framework shows
+the model more of a failure than the exception carries (AG2 1.x sends the formatted
+traceback, which names files on the recording machine), the codec's `describe_error` keeps
+that text beside the recorded exception as `detail`, and `failure_detail(exc)` hands it back
+on the rebuilt exception.
 """
 
 from __future__ import annotations
@@ -26,10 +30,14 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class Codec:
-    """How a tool's return value becomes JSON and back. The default is JSON values as-is."""
+    """How a tool's return value becomes JSON and back. The default is JSON values as-is.
+
+    `describe_error`, if given, returns what else the framework made of a failure (JSON, or
+    None for nothing); it is recorded as the failure's `detail`."""
 
     encode: Callable[[Any], JSONValue] = to_json_value
     decode: Callable[[JSONValue], Any] = lambda value: value
+    describe_error: Callable[[BaseException], JSONValue] | None = None
 
 
 JSON_CODEC = Codec()
@@ -55,7 +63,7 @@ def call_tool(
         with within_tool(ticket.event_id):
             result = invoke()
     except Exception as exc:
-        session.finish(ticket, error_outcome(exc))
+        session.finish(ticket, error_outcome(exc, codec))
         raise
     return _record_result(session, ticket, codec, result, name)
 
@@ -80,7 +88,7 @@ async def acall_tool(
         with within_tool(ticket.event_id):
             result = await invoke()
     except Exception as exc:
-        session.finish(ticket, error_outcome(exc))
+        session.finish(ticket, error_outcome(exc, codec))
         raise
     return _record_result(session, ticket, codec, result, name)
 
@@ -146,20 +154,22 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> An
 
 
 # -- outcomes ----------------------------------------------------------------------------------
-def error_outcome(exc: BaseException) -> dict[str, JSONValue]:
+def error_outcome(exc: BaseException, codec: Codec = JSON_CODEC) -> dict[str, JSONValue]:
     try:
         args = to_json_value(list(exc.args))
     except CanonicalizationError:
         args = [str(exc)]
-    return {
-        "ok": False,
-        "error": {
-            "type": type(exc).__qualname__,
-            "module": type(exc).__module__,
-            "message": str(exc),
-            "args": args,
-        },
+    error: dict[str, JSONValue] = {
+        "type": type(exc).__qualname__,
+        "module": type(exc).__module__,
+        "message": str(exc),
+        "args": args,
     }
+    if codec.describe_error is not None:
+        detail = to_json_value(codec.describe_error(exc), "/error/detail")
+        if detail is not None:
+            error["detail"] = detail
+    return {"ok": False, "error": error}
 
 
 def decode_outcome(outcome: JSONValue, codec: Codec = JSON_CODEC) -> Any:
@@ -168,7 +178,22 @@ def decode_outcome(outcome: JSONValue, codec: Codec = JSON_CODEC) -> Any:
         raise UnreplayableEvent(f"recorded tool outcome is not an object: {outcome!r}")
     if outcome.get("ok"):
         return codec.decode(outcome.get("value"))
-    raise rebuild_exception(outcome.get("error") or {})
+    error = outcome.get("error") or {}
+    exc = rebuild_exception(error)
+    if isinstance(error, dict) and "detail" in error:
+        try:
+            exc.__dict__[_DETAIL] = error["detail"]
+        except AttributeError:  # an exception class without __dict__: no detail to hand back
+            pass
+    raise exc
+
+
+_DETAIL = "__symtrace_failure_detail__"
+
+
+def failure_detail(exc: BaseException) -> JSONValue:
+    """The `detail` recorded with a replayed tool failure (None when there is none)."""
+    return getattr(exc, "__dict__", {}).get(_DETAIL)
 
 
 def rebuild_exception(error: dict[str, Any]) -> BaseException:

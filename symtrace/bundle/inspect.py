@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,8 +14,9 @@ from rich.text import Text
 from symtrace.bundle.reader import Bundle
 from symtrace.model.canonical import JSONValue
 from symtrace.model.divergence import Difference, json_differences
-from symtrace.model.events import Event, summarize
+from symtrace.model.events import Event, event_summary, summarize
 from symtrace.model.hashing import short
+from symtrace.model.textdiff import word_excerpts
 
 SHOW_SCHEMA = "symtrace.show/1"
 
@@ -89,14 +91,12 @@ def _cells(event: Event, *, typed: bool) -> dict[str, str]:
     prefix = f"({event.reason}) " if event.reason else ""
     request = summarize(event.request, SUMMARY_LIMIT) if event.request is not None else ""
     response = summarize(event.response, SUMMARY_LIMIT) if event.response is not None else ""
+    if event.type.value == "final_result":  # the answer, at every width (not the raw record)
+        response = event_summary(event, SUMMARY_LIMIT)
     agent = event.agent or ""
     who = event.lane if not agent or event.lane.startswith(agent) else f"{agent} @ {event.lane}"
     # One summary column at narrow widths: what a tool was asked, what anything else produced.
-    main = request if event.type.value == "tool_call" or not response else response
-    if event.type.value == "final_result" and isinstance(event.response, dict):
-        value = event.response.get("value")
-        main = (summarize(value, SUMMARY_LIMIT) if value is not None
-                else f"exit {event.response.get('exit_code')}")
+    main = event_summary(event, SUMMARY_LIMIT)
     return {
         "id": event.id,
         "type": event.type.value + reason,
@@ -240,21 +240,33 @@ def diff_bundles(a: Bundle, b: Bundle) -> BundleDiff:
     return BundleDiff(True, None, None, None, None, ())
 
 
-def render_diff(result: BundleDiff, a: Bundle, b: Bundle) -> str:
+def render_diff(result: BundleDiff, a: Bundle, b: Bundle, width: int = 100) -> str:
+    """Where two trajectories part, in lines of at most *width*: both events, then each
+    differing path with a word-level excerpt of both sides (as a divergence report shows)."""
     if result.identical:
         return f"identical trajectories ({len(a.events)} events)"
-    lines = [f"bundles part at position {result.index}: {result.field} differs"]
+    lines = textwrap.wrap(
+        f"bundles part at position {result.index}: the {result.field} differs", width
+    )
     for label, event in (("A", result.left), ("B", result.right)):
         if event is None:
-            lines.append(f"  {label}: (no event: trajectory ended)")
+            lines.append(f"  {label}: (no event: the trajectory ended)")
         else:
-            lines.append(
-                f"  {label}: {event.id} {event.type.value} lane {event.lane} "
-                f"{summarize(event.request if result.field == 'request' else event.response, 70)}"
-            )
+            lines.append(f"  {label}: {event.id} ({event.type.value}, lane {event.lane})")
+    budget = max(20, width - 7)
     for diff in result.differences:
-        lines.append(
-            f"    {diff.path or '/'}  A {summarize(diff.expected, 50)}  "
-            f"B {summarize(diff.actual, 50)}"
-        )
+        lines += textwrap.wrap(f"  {diff.path or '/'}:", width, subsequent_indent="      ")
+        left, right = diff.expected, diff.actual
+        if isinstance(left, str) and isinstance(right, str) and ABSENT not in (left, right):
+            ea, eb = word_excerpts(left, right, budget)
+            lines += [f"    A: {ea.marked('[-', '-]')}", f"    B: {eb.marked('{+', '+}')}"]
+        else:
+            lines += [f"    A: {_side(left, budget)}", f"    B: {_side(right, budget)}"]
     return "\n".join(lines)
+
+
+ABSENT = "<absent>"  # json_differences' marker for a key or item one side lacks
+
+
+def _side(value: JSONValue, limit: int) -> str:
+    return "(absent)" if value == ABSENT else summarize(value, limit)

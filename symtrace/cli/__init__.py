@@ -1,22 +1,23 @@
 """`symtrace` command line: a thin shell over the Python API.
 
-Exit codes (also in README): the program's own exit code when a record or replay succeeds;
-2 usage; 90 replay diverged (or could not be verified); 91 bad bundle (missing, corrupt,
-truncated, tampered, wrong format version); 92 bad anchor; 93 output not writable or
-already exists; 94 adapter / instrumentation problem; 95 a secret would have been written.
+Exit codes are listed in `EXIT_CODES` (printed by `symtrace --help`) and in the README.
+Output fits the terminal and honours NO_COLOR (symtrace/cli/term.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from symtrace.errors import EXIT_USAGE, SymtraceError
+from symtrace.cli import term
+from symtrace.cli.replay_output import print_divergence
+from symtrace.errors import EXIT_USAGE, SymtraceError, UsageError
 
 
 def _command(values: list[str]) -> list[str]:
@@ -79,13 +80,7 @@ def cmd_record(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from symtrace.process.runner import replay_bundle
 
-    guidance = args.guidance
-    if args.guidance_file:
-        guidance = Path(args.guidance_file).read_text()
-    if args.anchor and not guidance:
-        raise SystemExit("symtrace replay: --anchor needs --guidance or --guidance-file")
-    if guidance and not args.anchor:
-        raise SystemExit("symtrace replay: --guidance needs --anchor")
+    guidance = _guidance(args)
     outcome = replay_bundle(
         args.bundle,
         anchor=args.anchor,
@@ -104,10 +99,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if outcome.anchor_note:
         _err(f"symtrace: {outcome.anchor_note}")
     if outcome.diverged:
-        rendered = (outcome.report_json or {}).get("rendered") or (
-            outcome.report.render() if outcome.report else "replay diverged"
-        )
-        _err("symtrace: REPLAY DIVERGED\n" + rendered)
+        print_divergence(outcome)
         return outcome.exit_code
     if outcome.child_bundle is not None:
         lineage = (outcome.report_json or {}).get("lineage") or {}
@@ -120,17 +112,37 @@ def cmd_replay(args: argparse.Namespace) -> int:
         served = int((outcome.report_json or {}).get("served") or 0)
         live = int((outcome.report_json or {}).get("live") or 0)
         calls = "call" if served == 1 else "calls"
-        _err(
-            f"symtrace: replay matched every recorded boundary call: served {served} boundary "
-            f"{calls} from the bundle, {live} live requests; exit code, final result and "
-            "stdout match the recording"
-        )
+        _err("symtrace: replay matched every recorded boundary call")
+        _err("\n".join(textwrap.wrap(
+            f"served {served} boundary {calls} from the bundle, {live} live requests; exit "
+            "code, final result and stdout match the recording",
+            term.width(sys.stderr), initial_indent="  ", subsequent_indent="  ",
+        )))
     if outcome.recorded_exit_code is not None and outcome.recorded_exit_code != outcome.exit_code:
         _err(
             f"symtrace: note: the program exited {outcome.exit_code}; the recorded run exited "
             f"{outcome.recorded_exit_code}"
         )
     return outcome.exit_code
+
+
+def _guidance(args: argparse.Namespace) -> str | None:
+    """Δ from --guidance or --guidance-file; both need --anchor and --anchor needs one (a usage
+    error, exit 2, before anything runs)."""
+    guidance = args.guidance
+    if args.guidance_file:
+        try:
+            guidance = Path(args.guidance_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(
+                f"--guidance-file {args.guidance_file}: cannot read it ({exc})"
+            ) from exc
+    if args.anchor and not guidance:
+        raise UsageError("replay --anchor needs --guidance TEXT or --guidance-file FILE: the "
+                         "guidance is what the anchor's request gets before going live")
+    if guidance and not args.anchor:
+        raise UsageError("replay --guidance needs --anchor EVENT_ID: where to add it")
+    return guidance
 
 
 # -- inspect -------------------------------------------------------------------------------------
@@ -179,7 +191,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.json:
         print(orjson.dumps(result.to_json(), option=orjson.OPT_SORT_KEYS).decode())
     else:
-        print(render_diff(result, a, b))
+        print(render_diff(result, a, b, term.width()))
     return 0 if result.identical else 1
 
 
@@ -200,15 +212,35 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 # -- parser ------------------------------------------------------------------------------------
+# Pre-formatted (RawDescriptionHelpFormatter) in lines that fit 80 columns.
+DESCRIPTION = """\
+Record an LLM multi-agent run, replay it fail-closed, diagnose it and repair it
+from the step where it went wrong. The program to run goes after --:
+
+  symtrace record -o runs/r1 -- python app.py ARGS
+  symtrace replay runs/r1
+  symtrace diagnose runs/r1"""
+EXIT_CODES = """\
+exit codes:
+  the program's   record or replay succeeded: the program's own code
+  2               usage error
+  90              replay diverged, or could not be verified
+  91              bad bundle: missing, corrupt, truncated, tampered, wrong version
+  92              bad anchor, or nothing to repair (repair)
+  93              output exists (use --force) or is not writable
+  94              adapter or instrumentation problem
+  95              a secret would have been written; nothing was
+  96              export: the OTLP collector failed"""
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="symtrace",
-        description="Record an LLM multi-agent run, replay it fail-closed, repair it at an "
-        "anchor. Programs to run go after --: symtrace record -o B -- python app.py",
-        epilog=__doc__.split("\n\n", 1)[1],
+        description=DESCRIPTION,
+        epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = parser.add_subparsers(dest="subcommand", required=True)
+    sub = parser.add_subparsers(
+        dest="subcommand", required=True, metavar="COMMAND", title="commands"
+    )
 
     rec = sub.add_parser(
         "record", help="run a program and record its boundary calls",
@@ -249,20 +281,23 @@ def build_parser() -> argparse.ArgumentParser:
         "replay", help="restart the recorded program and replay it",
         epilog="To run another command than the recorded one: symtrace replay B -- CMD ARGS",
     )
-    rep.add_argument("bundle")
-    rep.add_argument("--anchor", help="event id: replay up to it, then go live with guidance")
-    rep.add_argument("--guidance", help="repair guidance Δ appended at the anchor")
-    rep.add_argument("--guidance-file", help="read Δ from a file")
+    rep.add_argument("bundle", help="the bundle directory to replay")
+    rep.add_argument("--anchor", metavar="EVENT_ID",
+                     help="replay up to this LLM call, add the guidance to it, go live from it")
+    rep.add_argument("--guidance", metavar="TEXT", help="the repair guidance to add at --anchor")
+    rep.add_argument("--guidance-file", metavar="FILE", help="read the guidance from FILE")
     rep.add_argument(
         "--placement",
         default="user",
         choices=("user", "system", "last"),
-        help="where Δ goes in the anchor's messages (default: new user message)",
+        help="where the guidance goes in the anchor's messages (default: a new user message)",
     )
     rep.add_argument("-o", "--out", help="child bundle directory (selective replay; default "
                      "BUNDLE-<anchor id>)")
-    rep.add_argument("--report-json", help="write the replay/divergence report here")
-    rep.add_argument("--adapter", action="append", default=[], metavar="NAME")
+    rep.add_argument("--report-json", metavar="FILE",
+                     help="also write the replay or divergence report as JSON")
+    rep.add_argument("--adapter", action="append", default=[], metavar="NAME",
+                     help="arm exactly these adapters (default: the ones recorded)")
     rep.add_argument("--force", action="store_true", help="overwrite an existing child bundle")
     rep.add_argument("--set-env", action="append", default=[], metavar="NAME=VALUE",
                      help="override a recorded environment variable (repeatable)")

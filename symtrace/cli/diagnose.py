@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,32 +20,38 @@ from typing import Any
 
 from rich.console import Console
 
+from symtrace.cli import term
+from symtrace.cli.replay_output import print_divergence
 from symtrace.diagnosis.anchors import AnchorPolicy
-from symtrace.diagnosis.errors import DiagnosisConfigError, DiagnosisError, NoEligibleAnchor
+from symtrace.diagnosis.errors import DiagnosisConfigError, DiagnosisError
 from symtrace.diagnosis.evaluate import evaluate, load_labels, render_report
 from symtrace.diagnosis.importers import ImportFormat, load_source
 from symtrace.diagnosis.judge import OpenAIJudge
 from symtrace.diagnosis.pipeline import diagnose
-from symtrace.diagnosis.repair import repair
-from symtrace.diagnosis.report import explain, render_table, to_json_bytes
+from symtrace.diagnosis.repair import RepairPlan, RepairResult, plan_repair, run_plan
+from symtrace.diagnosis.report import explain, render_plain, render_table, to_json_bytes
 from symtrace.diagnosis.rules import DEFAULT_RULES, Rule, without
 from symtrace.diagnosis.scoring import ScoringConfig
+from symtrace.diagnosis.summary import summarize_diagnosis
 from symtrace.diagnosis.templates import load_templates
+
+EXPLAIN_ALL = "*"  # `--explain` without NODE: the table of every node's coefficients
 
 
 def add_parsers(subparsers: Any) -> None:
     """Register `diagnose` and `repair` on the top-level CLI's subparsers."""
     d = subparsers.add_parser(
         "diagnose",
-        help="find C1–C4 symptoms and the first eligible intervention anchor",
-        description="Run the Table 10 rules over every completed node in observed order, score "
-        "each triggered node (equations 21–34), gate on the first eligible node and trace it "
-        "back along the event graph to where the failure was introduced (the anchor). BUNDLE "
-        "is a bundle directory or a log file (chat messages, an OpenAI request/response log, "
-        "or a multi-agent steps transcript), imported as an analysis-only trace. Exits 92 when "
-        "no node is eligible. "
-        "With --eval LABELS, diagnoses every labelled trace and reports how often the anchor "
-        "finds the labelled mistake step and agent, next to random/first/last baselines.",
+        help="say what looks wrong in a run, where it started and where to repair it",
+        description="Looks at every step of a recorded run (or of an imported chat or request "
+        "log) for four kinds of symptoms: a requirement of the task not met (C1), the run "
+        "repeating itself or stalling (C2), an error left unresolved (C3), and plans, actions "
+        "and results that do not add up (C4). Prints what looks wrong, where it shows, where "
+        "it started, why, and what to try. --explain shows the scores behind it (with NODE, "
+        "the rules and formulas for that step), --json everything as JSON. Exits 0 when the "
+        "diagnosis ran, whatever it found. With --eval LABELS, checks how often the place it "
+        "picks is the labelled mistake, next to random/first/last picks. Details and every "
+        "coefficient: docs/diagnosis.md.",
     )
     d.add_argument("bundle", metavar="BUNDLE", nargs="?")
     d.add_argument(
@@ -56,8 +63,15 @@ def add_parsers(subparsers: Any) -> None:
     d.add_argument(
         "--seed", type=int, default=0, help="seed of the random baseline draw (--eval; default 0)"
     )
-    d.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
-    d.add_argument("--explain", metavar="NODE", help="show the full feature breakdown of NODE")
+    d.add_argument("--json", action="store_true", help="print the whole diagnosis as JSON")
+    d.add_argument(
+        "--explain",
+        metavar="NODE",
+        nargs="?",
+        const=EXPLAIN_ALL,
+        help="the scores behind the diagnosis: a table of every step's coefficients, or for "
+        "NODE its rules, scores and formulas",
+    )
     d.add_argument(
         "--format",
         dest="import_format",
@@ -71,25 +85,34 @@ def add_parsers(subparsers: Any) -> None:
 
     r = subparsers.add_parser(
         "repair",
-        help="diagnose, then replay to the anchor and resume live with repair guidance",
-        description="Pick the anchor (suspicious: Algorithm 4; random/last: the controls, with "
-        "the generic template), build Δ and run one selective replay.",
+        help="diagnose, then replay to where the problem started and go live with guidance",
+        description="Diagnoses the run, then replays it up to the LLM call where the problem "
+        "started, adds repair guidance to that call's request and lets the rest of the run "
+        "go live, writing a new bundle (-o). The plan is printed first (on stderr, so the "
+        "program's own output stays on stdout). --anchor-policy random or last are controls "
+        "for comparison: same single repair, generic guidance. --dry-run prints the plan "
+        "only. Exits with the replayed program's exit code; 92 when there is nothing to "
+        "repair.",
     )
     r.add_argument("bundle", metavar="BUNDLE")
     r.add_argument("-o", "--out", help="directory for the child bundle")
-    r.add_argument("--anchor-policy", default="suspicious", choices=[p.value for p in AnchorPolicy])
+    r.add_argument(
+        "--anchor-policy", default="suspicious", choices=[p.value for p in AnchorPolicy],
+        help="where to repair: suspicious (from the diagnosis, the default), or the random or "
+        "last LLM call (controls)",
+    )
     r.add_argument("--seed", type=int, default=0, help="seed of the random control (default 0)")
     r.add_argument("--templates", metavar="FILE", help="JSON file overriding prompt templates")
     r.add_argument(
         "--placement",
         default="user",
         choices=("user", "system", "last"),
-        help="where Δ goes in the anchor's messages (default: a new user message)",
+        help="where the guidance goes in the request's messages (default: a new user message)",
     )
-    r.add_argument("--dry-run", action="store_true", help="print anchor and Δ, do not replay")
+    r.add_argument("--dry-run", action="store_true", help="print the plan, do not replay")
     r.add_argument("--json", action="store_true", help="print the repair plan/result as JSON")
     r.add_argument("--report-json", metavar="FILE", help="divergence report path (replay)")
-    r.add_argument("--quiet", action="store_true")
+    r.add_argument("--quiet", action="store_true", help="do not echo the program's stdout")
     _common(r)
     r.set_defaults(func=run_repair)
 
@@ -102,13 +125,19 @@ def _common(p: argparse.ArgumentParser) -> None:
         metavar="RULE",
         help="turn off a rule by id (repeatable)",
     )
-    p.add_argument("--config", metavar="FILE", help="JSON object overriding scoring coefficients")
-    p.add_argument("--theta", type=float, help="eligibility threshold θ (default 0.50)")
+    p.add_argument(
+        "--config", metavar="FILE",
+        help="JSON object overriding scoring coefficients (docs/diagnosis.md)",
+    )
+    p.add_argument(
+        "--theta", type=float,
+        help="how strong a symptom must be to repair from, 0 to 1 (default 0.50)",
+    )
     p.add_argument(
         "--no-trace-back",
         dest="trace_back",
         action="store_false",
-        help="anchor at the first eligible symptom itself, not at its origin in the graph",
+        help="repair at the first step that shows a symptom, not where it started",
     )
     p.add_argument("--judge-url", help="base URL of an OpenAI-compatible judge (…/v1)")
     p.add_argument("--judge-model", help="model name of the judge")
@@ -134,8 +163,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _console() -> Console:
-    console = Console(file=sys.stdout)
-    return console if console.is_terminal else Console(file=sys.stdout, width=160)
+    return Console(file=sys.stdout, width=term.width())
 
 
 def _config(args: argparse.Namespace) -> ScoringConfig:
@@ -218,6 +246,8 @@ def _harness(args: argparse.Namespace, judge: OpenAIJudge) -> Any:
 def run_diagnose(args: argparse.Namespace) -> int:
     if args.eval_labels:
         return run_eval(args)
+    if not args.bundle and args.explain not in (None, EXPLAIN_ALL) and Path(args.explain).exists():
+        args.bundle, args.explain = args.explain, EXPLAIN_ALL  # `diagnose --explain BUNDLE`
     if not args.bundle:
         raise DiagnosisConfigError("diagnose needs BUNDLE (or --eval LABELS)")
     source = load_source(args.bundle, fmt=args.import_format, task=args.task)
@@ -230,20 +260,19 @@ def run_diagnose(args: argparse.Namespace) -> int:
             judge=judge,
             trace_back=args.trace_back,
         )
+    node = args.explain if args.explain not in (None, EXPLAIN_ALL) else None
     if args.json:
-        data = result.node(args.explain).to_json() if args.explain else result.to_json()
+        data = result.node(node).to_json() if node else result.to_json()
         sys.stdout.write(to_json_bytes(data).decode())
+    elif node:
+        _console().print(explain(result, node))
+    elif args.explain == EXPLAIN_ALL:
+        render_table(result, _console())
     else:
-        console = _console()
-        if args.explain:
-            console.print(explain(result, args.explain))
-        else:
-            render_table(result, console)
-    if result.anchor is None and not args.explain:
-        # The diagnosis is printed in full; the exit code says Algorithm 4 found nowhere to
-        # intervene, as `repair` does (NoEligibleAnchor).
-        sys.stderr.write(f"{result.source}: no eligible anchor: no intervention\n")
-        return NoEligibleAnchor.exit_code
+        summary = summarize_diagnosis(result)
+        sys.stdout.write(render_plain(summary, term.width(), color=term.color()))
+    # Exit 0 whatever the diagnosis found: finding nothing to repair is a result, not an
+    # error (`repair` is the command that fails, 92, when there is nothing to repair).
     return 0
 
 
@@ -273,39 +302,79 @@ def run_repair(args: argparse.Namespace) -> int:
     judge = _judge(args)
     templates = load_templates(args.templates) if args.templates else None
     with _judge_session(args, judge):
-        result = repair(
-            args.bundle,
-            out=args.out,
+        plan = plan_repair(
+            load_source(args.bundle),  # a log file imports as analysis-only and is refused
             policy=args.anchor_policy,
             seed=args.seed,
             judge=judge,
             config=_config(args),
             rules=_rules(args),
             templates=templates,
-            placement=args.placement,
-            command=command or None,
-            report_json=args.report_json,
-            quiet=args.quiet or args.json,  # --json: stdout carries only the JSON
-            dry_run=args.dry_run,
             trace_back=args.trace_back,
         )
+    # The plan goes to stderr before the program runs (stdout is the program's); with
+    # --dry-run it is the whole output, so it goes to stdout.
+    stream = sys.stdout if args.dry_run else sys.stderr
+    if not args.json:
+        stream.write(plan_text(plan, args.placement, term.width(stream),
+                               dry_run=args.dry_run, color=term.color(stream)))
+        stream.flush()
+    result = RepairResult(plan, None) if args.dry_run else run_plan(
+        plan,
+        args.bundle,
+        out=args.out,
+        placement=args.placement,
+        command=command or None,
+        report_json=args.report_json,
+        quiet=args.quiet or args.json,  # --json: stdout carries only the JSON
+    )
     if args.json:
         sys.stdout.write(to_json_bytes(result.to_json()).decode())
-    else:
-        console = _console()
-        choice = result.plan.choice
-        target = "" if choice.target == choice.anchor else f" for suspicious node {choice.target}"
-        if choice.symptom and choice.symptom != choice.target:
-            target += f" (traced back from symptom {choice.symptom})"
-        console.print(f"Anchor ({choice.policy.value}): {choice.anchor}{target}", markup=False)
-        console.print("Guidance Δ:", markup=False)
-        console.print(result.plan.guidance, markup=False, highlight=False)
-        outcome = result.outcome
-        if outcome is not None:
-            child = outcome.child_bundle or "-"
-            console.print(
-                f"Replay: exit code {outcome.exit_code}, diverged: {outcome.diverged}, "
-                f"child bundle: {child}",
-                markup=False,
-            )
+    elif result.outcome is not None:
+        _print_outcome(result.outcome)
     return 0 if result.outcome is None else int(result.outcome.exit_code or 0)
+
+
+def plan_text(plan: RepairPlan, placement: str, columns: int, *, dry_run: bool = False,
+              color: bool = False) -> str:
+    """The repair plan as a block with a header: where, why, and the guidance verbatim."""
+    choice = plan.choice
+    where = {"user": "as a new user message", "system": "appended to the system message",
+             "last": "appended to the last message"}.get(placement, placement)
+    lines = [term.bold(term.rule("symtrace: repair plan", columns), color)]
+    anchor = f"Repair at {choice.anchor} ({choice.policy.value} policy)"
+    if choice.policy is AnchorPolicy.SUSPICIOUS:
+        if choice.symptom and choice.symptom != choice.anchor:
+            anchor += f": the symptom shows at {choice.symptom}"
+            if choice.target not in (choice.symptom, choice.anchor):
+                anchor += f" and started at {choice.target}"
+        anchor += "."
+    else:
+        anchor += ": a control, chosen without the diagnosis."
+    lines += textwrap.wrap(anchor, columns)
+    lines += textwrap.wrap(f"Guidance, added to the request of {choice.anchor} {where}:", columns)
+    for paragraph in plan.guidance.splitlines() or [""]:
+        lines += textwrap.wrap(paragraph, columns - 4, initial_indent="    ",
+                               subsequent_indent="    ", break_on_hyphens=False) or [""]
+    if not dry_run:
+        lines.append(term.rule(
+            f"running the program: replayed up to {choice.anchor}, live from there", columns))
+    return "\n".join(lines) + "\n"
+
+
+def _print_outcome(outcome: Any) -> None:
+    """After the program's output: the divergence report, or what the repair wrote."""
+    if outcome.diverged:
+        print_divergence(outcome)
+        return
+    lineage = (outcome.report_json or {}).get("lineage") or {}
+    text = (
+        f"symtrace: repair wrote a new bundle: "
+        f"{len(lineage.get('replayed_events', []))} events replayed, "
+        f"{len(lineage.get('live_events', []))} live from {outcome.resolved_anchor} "
+        f"(program exit code {outcome.exit_code}):"
+    )
+    lines = textwrap.wrap(text, term.width(sys.stderr))
+    lines.append(f"  {outcome.child_bundle}")  # on its own line: a path is never broken
+    sys.stderr.write("\n".join(lines) + "\n")
+    sys.stderr.flush()

@@ -22,6 +22,7 @@ from symtrace.diagnosis.judge import Judge
 from symtrace.diagnosis.pipeline import Diagnosis, diagnose, select_anchor
 from symtrace.diagnosis.rules import DEFAULT_RULES, Rule
 from symtrace.diagnosis.scoring import ScoringConfig
+from symtrace.diagnosis.summary import summarize_diagnosis
 from symtrace.diagnosis.templates import Templates
 from symtrace.errors import UnreplayableEvent
 
@@ -87,16 +88,8 @@ def plan_repair(
 def _no_anchor_message(diagnosis: Diagnosis, policy: AnchorPolicy) -> str:
     if policy is not AnchorPolicy.SUSPICIOUS:
         return f"{diagnosis.source}: no agent LLM call to anchor the {policy.value} control at"
-    scored = [n for n in diagnosis.nodes if n.scores is not None]
-    if not scored:
-        return f"{diagnosis.source}: no rule triggered on any node: no intervention"
-    best = max(scored, key=lambda n: (n.c_f, -n.view.index))
-    return (
-        f"{diagnosis.source}: no eligible anchor: the highest fused score is "
-        f"c_f={best.c_f:.3f} at {best.view.id} (θ={diagnosis.config.theta:.2f}"
-        + ("" if best.boundary else ", and the trace has no LLM call to resume at")
-        + "): no intervention"
-    )
+    # the sentence `symtrace diagnose` prints: no symptom, or why none is strong enough
+    return f"{diagnosis.source}: {summarize_diagnosis(diagnosis).headline} Nothing was replayed."
 
 
 def repair(
@@ -130,6 +123,23 @@ def repair(
     )
     if dry_run:
         return RepairResult(plan, None)
+    return run_plan(
+        plan, bundle_path, out=out, placement=placement, command=command,
+        report_json=report_json, quiet=quiet,
+    )
+
+
+def run_plan(
+    plan: RepairPlan,
+    bundle_path: str | os.PathLike[str],
+    *,
+    out: str | None = None,
+    placement: str = "user",
+    command: list[str] | None = None,
+    report_json: str | None = None,
+    quiet: bool = False,
+) -> RepairResult:
+    """Run a planned repair as one selective replay (the CLI prints the plan first)."""
     try:
         from symtrace.process.runner import replay_bundle
     except ImportError as exc:

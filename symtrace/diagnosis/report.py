@@ -1,4 +1,5 @@
-"""Rendering a Diagnosis: a readable rich table, canonical JSON, and the --explain breakdown.
+"""Rendering a Diagnosis: the plain-words summary (the default), the coefficient table and the
+per-node breakdown (`--explain`), and canonical JSON (`--json`).
 
 JSON output is sorted and rounded (6 decimals) and carries no timestamps, so the same bundle
 gives the same bytes.
@@ -6,15 +7,19 @@ gives the same bytes.
 
 from __future__ import annotations
 
+import shlex
+import textwrap
 from typing import Any
 
 import orjson
+from rich import box
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
 from symtrace.diagnosis.pipeline import Diagnosis, NodeDiagnosis
 from symtrace.diagnosis.scoring import ScoringConfig
+from symtrace.diagnosis.summary import Summary, Verdict
 
 
 def to_json_bytes(data: Any) -> bytes:
@@ -29,16 +34,25 @@ def _cats(categories: tuple[Any, ...]) -> str:
     return ",".join(c.value for c in categories) or "-"
 
 
-def table(diagnosis: Diagnosis) -> Table:
-    """One row per completed node in observed order."""
+FULL_TABLE = ("#", "node", "agent", "L^r", "L^f", "c_l", "c_r", "S_r", "S_s", "c_f", "anchor")
+NARROW_TABLE = ("#", "node", "L^r", "L^f", "c_l", "S_s", "c_f", "anchor")
+WIDE_TABLE_AT = 120  # columns needed for every coefficient; narrower terminals get fewer
+
+
+def table(diagnosis: Diagnosis, width: int = WIDE_TABLE_AT) -> Table:
+    """One row per completed node in observed order; below WIDE_TABLE_AT columns the agent,
+    c_r and S_r columns are left out (named under the table) so ids are never cut."""
     anchor = diagnosis.anchor
-    grid = Table(title=Text(f"symtrace diagnose: {diagnosis.source}"), title_justify="left")
-    for name, justify in (
-        ("#", "right"), ("node", "left"), ("agent", "left"), ("L^r", "left"), ("L^f", "left"),
-        ("c_l", "right"), ("c_r", "right"), ("S_r", "right"), ("S_s", "right"),
-        ("c_f", "right"), ("anchor", "left"),
-    ):  # fmt: skip
-        grid.add_column(name, justify=justify)  # type: ignore[arg-type]
+    columns = FULL_TABLE if width >= WIDE_TABLE_AT else NARROW_TABLE
+    grid = Table(
+        title=Text(f"symtrace diagnose: {diagnosis.source}"), title_justify="left",
+        box=box.SIMPLE_HEAD, pad_edge=False,
+    )
+    for name in columns:
+        grid.add_column(
+            name, justify="left" if name in ("node", "agent", "L^r", "L^f", "anchor") else "right",
+            no_wrap=name != "anchor", overflow="ellipsis",
+        )
     for node in diagnosis.nodes:
         f, s = node.features, node.scores
         mark = ""
@@ -47,14 +61,14 @@ def table(diagnosis: Diagnosis) -> Table:
         elif node.eligible and node.boundary is not None:
             mark = f"({node.boundary.event_id})"
         style = "bold" if mark.startswith("◀") else None
-        cells = (
-            str(node.view.index), node.view.id, node.view.agent or "-",
-            _cats(node.proposed), _cats(node.confirmed),
-            _num(f.c_local if f else None), _num(f.c_raw if f else None),
-            _num(s.s_r if s else None), _num(s.s_s if s else None),
-            _num(s.c_f if s else None), mark,
-        )  # fmt: skip
-        grid.add_row(*(Text(cell) for cell in cells), style=style)
+        cells = {
+            "#": str(node.view.index), "node": node.view.id, "agent": node.view.agent or "-",
+            "L^r": _cats(node.proposed), "L^f": _cats(node.confirmed),
+            "c_l": _num(f.c_local if f else None), "c_r": _num(f.c_raw if f else None),
+            "S_r": _num(s.s_r if s else None), "S_s": _num(s.s_s if s else None),
+            "c_f": _num(s.c_f if s else None), "anchor": mark,
+        }  # fmt: skip
+        grid.add_row(*(Text(cells[c]) for c in columns), style=style)
     return grid
 
 
@@ -99,7 +113,11 @@ def summary_line(diagnosis: Diagnosis) -> str:
 
 
 def render_table(diagnosis: Diagnosis, console: Console) -> None:
-    console.print(table(diagnosis))
+    console.print(table(diagnosis, console.width))
+    if console.width < WIDE_TABLE_AT:
+        hidden = ", ".join(c for c in FULL_TABLE if c not in NARROW_TABLE)
+        console.print(Text(f"not shown at width {console.width}: {hidden} (--json has every "
+                           "value; docs/diagnosis.md explains each)"))
     lines = evidence_lines(diagnosis)
     if lines.plain:
         console.print(Text("Evidence", style="bold underline"))
@@ -192,3 +210,54 @@ def _equations(node: NodeDiagnosis, k: ScoringConfig) -> Text:
         + f"; eligible: {'yes' if node.eligible else 'no'}",
     ]
     return Text("\n".join(rows))
+
+
+def render_plain(summary: Summary, width: int, *, color: bool = False) -> str:
+    """The default `symtrace diagnose` output: the summary in words, wrapped to *width*."""
+    def head(text: str) -> str:
+        return f"\x1b[1m{text}\x1b[0m" if color else text
+
+    out = [head(f"Diagnosis of {summary.source}"), ""]
+    if summary.verdict is Verdict.NO_SYMPTOM:
+        return "\n".join([*out, *_para(summary.headline, width, "")]) + "\n"
+    out += [head("What looks wrong"), *_para(summary.headline, width)]
+    if summary.where:
+        out += ["", head("Where")]
+        for sentence in summary.where:
+            out += _para(sentence, width)
+    if summary.reasons:
+        out += ["", head("Why")]
+        for reason in summary.reasons:
+            out += _para(reason, width, "  - ")
+        if summary.more_reasons:
+            out += _para(f"… and {summary.more_reasons} more (--explain shows every rule "
+                         "and score)", width)
+    if summary.suggestions:
+        out += ["", head("What to try")]
+        for suggestion in summary.suggestions:
+            out += command_lines(suggestion.argv, width)
+            out += _para(suggestion.purpose, width, "      ")
+    return "\n".join(out) + "\n"
+
+
+def _para(text: str, width: int, indent: str = "  ") -> list[str]:
+    return textwrap.wrap(
+        text, max(40, width), initial_indent=indent, subsequent_indent=" " * len(indent),
+        break_on_hyphens=False,
+    ) or [indent]
+
+
+def command_lines(argv: tuple[str, ...], width: int, indent: str = "  ") -> list[str]:
+    """A shell command in lines of at most *width*, continued with a backslash (still one
+    command when pasted)."""
+    lines: list[str] = []
+    current = indent
+    for word in (shlex.quote(arg) for arg in argv):
+        candidate = current + word if current.isspace() else f"{current} {word}"
+        if len(candidate) + 2 > width and not current.isspace():
+            lines.append(current + " \\")
+            current = indent + "    " + word
+        else:
+            current = candidate
+    lines.append(current)
+    return lines

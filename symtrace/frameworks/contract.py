@@ -21,8 +21,11 @@ order on uninstall — and after a half-failed install.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
+import random
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -35,6 +38,7 @@ from symtrace.boundaries.tools import (
     acall_tool,
     call_tool,
     error_outcome,
+    failure_detail,
 )
 from symtrace.errors import AdapterAlreadyInstalled, AdapterUnavailable, HookTargetMissing
 from symtrace.patching import Patch, PatchSet
@@ -153,6 +157,20 @@ def _keeping_descriptor(wrap: Wrapper) -> Callable[[Any], Any]:
     return replace
 
 
+def seeded_uuid4(original: Callable[[], uuid.UUID]) -> Callable[[], uuid.UUID]:
+    """Wrapper factory for a framework's `uuid4`: while a session is active, ids are drawn
+    from Python's `random`, which the session seeded from s0, so a restarted run gets the same
+    ids (frameworks print them, or name things after them); outside a session, untouched."""
+
+    @functools.wraps(original)
+    def uuid4() -> uuid.UUID:
+        if active() is None:
+            return original()
+        return uuid.UUID(int=random.getrandbits(128), version=4)
+
+    return uuid4
+
+
 __all__ = [  # the contract: the names adapters may rely on
     "JSON_CODEC",
     "TOOL",
@@ -167,7 +185,9 @@ __all__ = [  # the contract: the names adapters may rely on
     "call_tool",
     "context",
     "error_outcome",
+    "failure_detail",
     "final_result",
     "instance_lane",
     "resolve_target",
+    "seeded_uuid4",
 ]

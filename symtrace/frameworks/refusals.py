@@ -1,16 +1,15 @@
-"""Frameworks whose LLM calls symtrace cannot see: refused loudly instead of recorded empty.
+"""Frameworks whose calls symtrace cannot record faithfully: refused loudly instead of
+recorded without them.
 
-PyPI `ag2>=1.0` (module `ag2`) is a different framework from the classic AG2 API (`ag2<1`,
-module `autogen`). It reaches its providers through openai 3, which sends over `httpx2`, a
-fork of httpx with its own module and transport classes. symtrace's LLM boundary patches
-`httpx`'s transports, so under ag2>=1.0 a recording would hold no LLM call at all and a
-replay would let every call go live. Checked by hand against ag2 1.2.1 / openai 3.57.0 /
-httpx2 2.16.2: the stub served the request, the bundle held only `final_result_0000`.
+PyPI `ag2` ships two frameworks: AG2 Classic (`ag2<1`, module `autogen`, adapter `ag2`) and
+AG2 1.x (module `ag2`, adapter `ag2v1`, docs/adapters/ag2v1.md). A later major version of
+module `ag2` is neither: the hooks adapter `ag2v1` relies on (agent turns, tool execution) are
+AG2 1.x's, so under ag2>=2 tool calls would not be boundaries (a replay would run the tool
+bodies live) and LLM calls would lose their agents.
 
 So while a session (record or replay) is active, importing module `ag2` of distribution
-ag2>=1 raises UnsupportedFrameworkError (exit code 94) before the module runs, and starting a
+ag2>=2 raises UnsupportedFrameworkError (exit code 94) before the module runs, and starting a
 session in a process that already imported it fails before anything is written.
-docs/adapters/ag2v1.md says what supporting it would take.
 """
 
 from __future__ import annotations
@@ -23,15 +22,17 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from symtrace.errors import AdapterError
-from symtrace.patching import install_finder, spec_elsewhere
+from symtrace.patching import find_elsewhere, install_finder
 
-# module name -> (distribution, first unsupported major version, why)
-UNSUPPORTED: dict[str, tuple[str, int, str]] = {
+# module name -> (distribution, first unsupported major version, why, what to do instead)
+UNSUPPORTED: dict[str, tuple[str, int, str, str]] = {
     "ag2": (
         "ag2",
-        1,
-        "its LLM calls go through openai 3 over httpx2, which symtrace's httpx boundary does "
-        "not see (a recording would miss every LLM call, a replay would let them go live)",
+        2,
+        "symtrace's adapter ag2v1 knows the hooks of AG2 1.x only (agent turns, tool "
+        "execution): tool calls would not be boundaries and a replay would run them live",
+        "use AG2 1.x (pip install 'symtrace[ag2v1]', ag2==1.2.1) or AG2 Classic "
+        "(pip install 'symtrace[ag2-classic]', ag2==0.14.0, module autogen)",
     ),
 }
 DOC = "docs/adapters/ag2v1.md"
@@ -53,7 +54,7 @@ def refusal(module: str, location: Any = None) -> str | None:
     entry = UNSUPPORTED.get(module)
     if entry is None:
         return None
-    dist_name, first_bad, why = entry
+    dist_name, first_bad, why, instead = entry
     try:
         dist = metadata.distribution(dist_name)
     except metadata.PackageNotFoundError:
@@ -64,8 +65,7 @@ def refusal(module: str, location: Any = None) -> str | None:
         return None
     return (
         f"symtrace cannot record or replay programs using {dist_name} {dist.version} "
-        f"(module {module}): {why}. Use the classic API instead: pip install 'symtrace[ag2]' "
-        f"(ag2==0.14.0, module autogen); see {DOC}"
+        f"(module {module}): {why}. Instead, {instead}; see {DOC}"
     )
 
 
@@ -97,7 +97,7 @@ class _RefusingFinder(importlib.abc.MetaPathFinder):
 
         if active() is None:
             return None
-        spec = spec_elsewhere(self, fullname, path, target)
+        spec = find_elsewhere(self, fullname, path, target)
         if spec is not None:
             reason = refusal(fullname, spec.origin)
             if reason:

@@ -103,3 +103,21 @@ def resolve(names: Sequence[str] | None) -> list[Armed]:
         for adapter in chosen:
             adapter.check_available()
     return [Armed(adapter) for adapter in chosen]
+
+
+def imported_unarmed(armed: Sequence[Armed]) -> list[tuple[str, str]]:
+    """(adapter, module) for each registered adapter left unarmed whose framework the program
+    imported anyway (`--adapter crewai` on an AG2 program): that framework's agents and tools
+    went unseen, only its HTTP calls were recorded or replayed."""
+    names = {a.name for a in armed}
+    out = []
+    for name in registered():
+        if name in names:
+            continue
+        try:
+            adapter = load(name)
+        except AdapterError:  # a broken adapter is reported where it is armed, not here
+            continue
+        if adapter.module in sys.modules:
+            out.append((name, adapter.module))
+    return out

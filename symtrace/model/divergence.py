@@ -1,11 +1,16 @@
 """The first-divergence report: a value, readable from its fields alone.
 
-A ReplayDivergence wraps one of these; its message is `render()`. The same report is written
-by `--report-json` (`to_json()`), so a CI job can assert on fields rather than parse text.
+A ReplayDivergence wraps one of these; its message is `render()` (or `headline` when the CLI
+prints the report itself). The same report is written by `--report-json` (`to_json()`), so a
+CI job can assert on fields rather than parse text. `render(width, color=...)` fits a terminal:
+a request mismatch is shown as a word-level excerpt of both sides around the first differing
+character (model/textdiff.py), the message that differs named, not the last one.
 """
 
 from __future__ import annotations
 
+import shlex
+import textwrap
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -13,6 +18,7 @@ from typing import Any
 from symtrace.model.canonical import JSONValue
 from symtrace.model.events import summarize
 from symtrace.model.hashing import short
+from symtrace.model.textdiff import Excerpt, first_difference, word_excerpts
 
 MAX_DIFFERENCES = 8
 
@@ -67,9 +73,12 @@ class Candidate:
             "summary": self.summary,
         }
 
-    def render(self) -> str:
-        agent = f" {self.agent}" if self.agent else ""
-        return f"    {self.id} (pos {self.position}, {self.lane}{agent}) {self.summary}"
+    def render(self, width: int = 100) -> str:
+        agent = f", agent {self.agent}" if self.agent and self.agent != self.lane else ""
+        head = f"    {self.id} (position {self.position}, lane {self.lane}{agent}) "
+        room = max(12, width - len(head))
+        text = " ".join(self.summary.split())
+        return head + (text if len(text) <= room else text[: room - 1] + "…")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +104,9 @@ class DivergenceReport:
     hint: str = ""
     # order_unreachable: the undelivered records the held one waits for, earliest first
     waiting_for: tuple[Candidate, ...] = ()
+    # set by the process runner when the replayed command is not the recorded one
+    recorded_command: tuple[str, ...] | None = None
+    replayed_command: tuple[str, ...] | None = None
 
     @property
     def code(self) -> str:
@@ -123,6 +135,8 @@ class DivergenceReport:
             "warnings": list(self.warnings),
             "hint": self.hint,
             "waiting_for": [c.to_json() for c in self.waiting_for],
+            "recorded_command": _argv_json(self.recorded_command),
+            "replayed_command": _argv_json(self.replayed_command),
         }
 
     @classmethod
@@ -151,58 +165,150 @@ class DivergenceReport:
             warnings=tuple(data["warnings"]),
             hint=data["hint"],
             waiting_for=tuple(Candidate(**c) for c in data.get("waiting_for", ())),
+            recorded_command=_argv(data.get("recorded_command")),
+            replayed_command=_argv(data.get("replayed_command")),
         )
 
-    def render(self) -> str:
-        where = self.event_id or "end of recording"
-        who = f"lane {self.lane}" if self.lane else "no lane"
-        if self.agent:
-            who += f", agent {self.agent}"
-        title = {
-            DivergenceKind.REQUEST_MISMATCH: "request does not match the recording",
-            DivergenceKind.UNEXPECTED_CALL: "a boundary call the recording does not have",
-            DivergenceKind.MISSING_CALL: "the run ended with recorded calls never made",
-            DivergenceKind.ORDER_UNREACHABLE: "the recorded completion order cannot be reached",
-            DivergenceKind.EGRESS_BLOCKED: "a network connection the recording does not serve",
-            DivergenceKind.OUTCOME_MISMATCH: "the run ended differently from the recording",
-        }[self.kind]
-        lines = [
-            f"[{self.code}] {title} at {where} (position {self.position}, {who})",
-            f"  bundle {self.bundle} @ {short(self.bundle_digest, 12)}; "
-            f"{self.matched_before} boundary calls matched before this",
-        ]
-        if self.expected is not None:
-            lines.append(
-                f"  expected {self.boundary} request {short(self.expected_hash or '')}: "
-                f"{summarize(self.expected, 90)}"
+    @property
+    def headline(self) -> str:
+        """The first line of the report: code, what happened and where."""
+        if self.event_id:
+            where = f"at {self.event_id}"
+        elif self.nearest:
+            where = "with no matching record"
+        else:
+            where = "after the last recorded call"
+        return f"[{self.code}] {TITLES[self.kind]} {where}"
+
+    def render(self, width: int = 100, *, color: bool = False) -> str:
+        """The report as text lines of at most *width* columns (ANSI colours if *color*).
+
+        A request mismatch shows the first differing field as an excerpt of each side around
+        its first differing word, so a change at the end of a long prompt is on screen."""
+        width = max(MIN_WIDTH, width)
+        lines = _wrap(self.headline, width, indent="")
+        if color:
+            code = f"[{self.code}]"
+            lines[0] = lines[0].replace(code, f"{_BOLD}{_RED}{code}{_RESET}", 1)
+        if self.recorded_command is not None and self.replayed_command is not None:
+            lines += _wrap(
+                "the command differs from the recorded one: recorded "
+                f"`{shlex.join(self.recorded_command)}`, replayed "
+                f"`{shlex.join(self.replayed_command)}`",
+                width,
             )
-        if self.actual is not None:
-            lines.append(
-                f"  actual   {self.boundary} request {short(self.actual_hash or '')}: "
-                f"{summarize(self.actual, 90)}"
-            )
-        if self.differences:
-            lines.append("  first differences (JSON pointer into the canonical request):")
-            for diff in self.differences:
-                lines.append(
-                    f"    {diff.path or '/'}  expected {_clip(diff.expected)}  "
-                    f"actual {_clip(diff.actual)}"
-                )
+        lines += _wrap("; ".join(self._facts()), width)
+        hashes = [short(h, 8) for h in (self.expected_hash, self.actual_hash) if h]
+        request = f"; request hash {' → '.join(hashes)}" if hashes else ""
+        lines += _wrap(f"bundle {self.bundle} @ {short(self.bundle_digest, 12)}{request}", width)
+        lines += self._requests(width, color)
         if self.causal_parents:
-            lines.append(
-                f"  causal parents of the expected event: {', '.join(self.causal_parents)}"
+            lines += _wrap(
+                f"causal parents of the expected event: {', '.join(self.causal_parents)}", width
             )
         if self.waiting_for:
-            lines.append("  held until these recorded results are delivered (never requested):")
-            lines.extend(cand.render() for cand in self.waiting_for)
-        if self.nearest:
-            lines.append("  nearest unconsumed records:")
-            lines.extend(cand.render() for cand in self.nearest)
+            lines += _wrap(
+                "held until these recorded results are delivered (never requested):", width
+            )
+            lines.extend(cand.render(width) for cand in self.waiting_for)
+        nearest = [cand for cand in self.nearest if cand.id != self.event_id]
+        if nearest:
+            lines += _wrap("recorded calls not made yet, nearest first:", width)
+            lines.extend(cand.render(width) for cand in nearest)
         for warning in self.warnings:
-            lines.append(f"  warning: {warning}")
+            lines += _wrap(f"warning: {warning}", width)
         if self.hint:
-            lines.append(f"  hint: {self.hint}")
+            lines += _wrap(f"hint: {self.hint}", width)
         return "\n".join(lines)
+
+    def _facts(self) -> list[str]:
+        facts = [f"lane {self.lane}"] if self.lane else []
+        if self.agent and self.agent != self.lane:
+            facts.append(f"agent {self.agent}")
+        if self.position is not None:
+            facts.append(f"recorded position {self.position}")
+        calls = "call" if self.matched_before == 1 else "calls"
+        facts.append(f"{self.matched_before} boundary {calls} matched before it")
+        if self.event_id is None and self.kind is DivergenceKind.UNEXPECTED_CALL:
+            facts.append(
+                "the recording still expects the calls listed below"
+                if self.nearest
+                else "every recorded call was already made"
+            )
+        return facts
+
+    def _requests(self, width: int, color: bool) -> list[str]:
+        """The expected and actual request lines: around the first difference when both
+        exist, else a summary of the one there is."""
+        expected = f"  expected {self.boundary} request: "
+        actual = f"  actual   {self.boundary} request: "
+        budget = width - len(expected)
+        if not (self.differences and self.expected is not None and self.actual is not None):
+            lines = []
+            if self.expected is not None:
+                lines.append(expected + summarize(self.expected, budget))
+            if self.actual is not None:
+                lines.append(actual + summarize(self.actual, budget))
+            return lines
+        first = self.differences[0]
+        path = (first.path or "/") + _message_label(self.expected, first.path)
+        a, b = first.expected, first.actual
+        fits = all(len(repr(v)) <= budget and "\n" not in v for v in (a, b) if isinstance(v, str))
+        if isinstance(a, str) and isinstance(b, str) and _MISSING not in (a, b) and not fits:
+            at = first_difference(a, b)
+            lines = _wrap(f"{path} differs from character {at} of {len(a)}:", width)
+            left, right = word_excerpts(a, b, budget)
+            lines.append(expected + _marked(left, ("[-", "-]"), _RED if color else None))
+            lines.append(actual + _marked(right, ("{+", "+}"), _GREEN if color else None))
+        else:
+            lines = _wrap(f"{path} differs:", width)
+            lines.append(expected + _clip(a, budget))
+            lines.append(actual + _clip(b, budget))
+        rest = [d.path or "/" for d in self.differences[1:]]
+        if rest:
+            more = " …" if len(self.differences) >= MAX_DIFFERENCES else ""
+            lines += _wrap(f"also differ: {', '.join(rest)}{more}", width)
+        return lines
+
+
+TITLES = {
+    DivergenceKind.REQUEST_MISMATCH: "request does not match the recording",
+    DivergenceKind.UNEXPECTED_CALL: "a boundary call the recording does not have",
+    DivergenceKind.MISSING_CALL: "the run ended with recorded calls never made",
+    DivergenceKind.ORDER_UNREACHABLE: "the recorded completion order cannot be reached",
+    DivergenceKind.EGRESS_BLOCKED: "a network connection the recording does not serve",
+    DivergenceKind.OUTCOME_MISMATCH: "the run ended differently from the recording",
+}
+MIN_WIDTH = 60
+_RED, _GREEN, _BOLD, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[1m", "\x1b[0m"
+
+
+def _wrap(text: str, width: int, indent: str = "  ") -> list[str]:
+    return textwrap.wrap(
+        text, width, initial_indent=indent, subsequent_indent=indent + "    ",
+        break_on_hyphens=False, break_long_words=False,  # a path longer than a line stays whole
+    ) or [indent]
+
+
+def _marked(excerpt: Excerpt, marks: tuple[str, str], ansi: str | None) -> str:
+    """A changed word in colour on a terminal, between word-diff marks anywhere else."""
+    if ansi is None:
+        return excerpt.marked(*marks)
+    return "".join(f"{ansi}{p.text}{_RESET}" if p.changed else p.text for p in excerpt.pieces)
+
+
+def _message_label(request: JSONValue, path: str) -> str:
+    """" (message 0, system)" for a path into a chat request's messages, else ""."""
+    parts = path.split("/")
+    if len(parts) < 4 or parts[1] != "body" or not parts[3].isdigit():
+        return ""
+    body = request.get("body") if isinstance(request, dict) else None
+    items = body.get(parts[2]) if isinstance(body, dict) else None
+    if not isinstance(items, list) or int(parts[3]) >= len(items):
+        return ""
+    item = items[int(parts[3])]
+    role = item.get("role") if isinstance(item, dict) else None
+    return f" (message {parts[3]}{f', {role}' if isinstance(role, str) else ''})"
 
 
 def json_differences(
@@ -246,6 +352,16 @@ def _walk(a: JSONValue, b: JSONValue, path: str, out: list[Difference], limit: i
         out.append(Difference(path, a, b))
 
 
+def _argv_json(argv: tuple[str, ...] | None) -> list[str] | None:
+    return None if argv is None else list(argv)
+
+
+def _argv(value: Any) -> tuple[str, ...] | None:
+    return None if value is None else tuple(str(item) for item in value)
+
+
 def _clip(value: JSONValue, limit: int = 70) -> str:
+    if value == _MISSING:
+        return _MISSING
     text = summarize(value, limit) if isinstance(value, dict | list) else repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -144,6 +144,29 @@ def event_id(event_type: EventType, ordinal: int) -> str:
     return f"{event_type.value}_{ordinal:04d}"
 
 
+def event_summary(event: Event, limit: int = 60) -> str:
+    """What an event says, in one line, the same in `show`, the viewer and `diff`: a tool
+    call's request; a final result's answer (the value the program declared), or its exit
+    code and last line of output when it declared none; anything else's response."""
+    if event.type is EventType.FINAL_RESULT and isinstance(event.response, dict):
+        value = event.response.get("value")
+        if isinstance(value, str):  # the answer as text, not as a JSON string literal
+            text = " ".join(value.split())
+            return text if len(text) <= limit else text[: limit - 1] + "…"
+        if value is not None:
+            return summarize(value, limit)
+        tail = [ln for ln in str(event.response.get("stdout_tail") or "").splitlines()
+                if ln.strip()]
+        text = f"exit {event.response.get('exit_code')}, no declared answer" + (
+            f"; output ends: {tail[-1]}" if tail else ""
+        )
+        return summarize(text, limit)
+    shown = event.request if event.type is EventType.TOOL_CALL else event.response
+    if shown is None:
+        shown = event.request
+    return summarize(shown, limit) if shown is not None else ""
+
+
 def summarize(value: JSONValue, limit: int = 60) -> str:
     """A one-line human summary of a request or response, for tables and reports."""
     text = _summary_text(value)

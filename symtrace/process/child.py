@@ -15,6 +15,9 @@ from __future__ import annotations
 import atexit
 import os
 import random
+import shutil
+import sys
+import textwrap
 from typing import Any
 
 import orjson
@@ -62,6 +65,8 @@ def start() -> None:
         egress = EgressRecorder()
         hand_back = _record_hand_back(session, writer, egress)
     elif mode == "replay":
+        # the parent prints the whole report last; the program's traceback gets its headline
+        ReplayDivergence.full_message = False
         bundle = load_bundle(os.environ[ENV_BUNDLE])
         child_dir = os.environ.get(ENV_CHILD_BUNDLE)
         writer = BundleWriter.reopen(child_dir, redactor=redactor) if child_dir else None
@@ -88,6 +93,7 @@ def start() -> None:
 
     def at_exit() -> None:
         session.adapters_used = sorted(a.name for a in armed if a.adapter.installed)
+        _warn_unarmed(adapter_registry.imported_unarmed(armed), mode)
         for adapter in reversed(armed):
             adapter.uninstall()
         http_boundary.finish_open_streams()
@@ -98,6 +104,27 @@ def start() -> None:
 
     atexit.register(at_exit)
     _write_report({"status": "started"})
+
+
+def _warn_unarmed(unarmed: list[tuple[str, str]], mode: str) -> None:
+    """Say so when the program imported a framework whose adapter was not armed: its agents,
+    lanes and tools went unseen (and tool bodies run live on replay). A warning, not a
+    refusal: `--adapter` arms exactly what was asked, and a program may import a framework it
+    runs no agents with."""
+    columns = shutil.get_terminal_size((80, 24)).columns
+    for name, module in unarmed:
+        if mode == "record":
+            fix = (f"Record with --adapter {name} (or without --adapter, which arms every "
+                   "installed framework).")
+        else:
+            fix = f"Replay with --adapter {name}, or re-record the run with it armed."
+        text = (
+            f"symtrace: warning: the program imported {module}, but adapter {name} was not "
+            f"armed: its agents, lanes and tools were not {mode}ed (only its HTTP calls "
+            f"were), so tool bodies run live on replay. {fix}"
+        )
+        sys.stderr.write("\n".join(textwrap.wrap(text, columns, break_on_hyphens=False)) + "\n")
+    sys.stderr.flush()
 
 
 def _record_hand_back(session: Session, writer: BundleWriter, egress: EgressRecorder) -> Any:

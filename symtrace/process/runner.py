@@ -16,7 +16,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -260,6 +260,12 @@ def replay_bundle(
             shutil.rmtree(staged, ignore_errors=True)
         if hand_back.get("status") == "diverged":
             report = DivergenceReport.from_json(hand_back["report"])
+            recorded_argv = tuple(recorded_cmd.get("argv") or ())
+            if command and tuple(argv) != recorded_argv:  # the likely cause: say it first
+                report = replace(
+                    report, recorded_command=recorded_argv, replayed_command=tuple(argv)
+                )
+                hand_back = {**hand_back, "report": report.to_json(), "rendered": report.render()}
         else:
             hand_back = {"status": "incomplete", "rendered": _UNVERIFIED.format(code=code)}
     elif staged is not None and resolved is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from html import escape
 
 from symtrace.bundle.reader import Bundle
-from symtrace.model.events import EdgeKind, Event, EventType, summarize
+from symtrace.model.events import EdgeKind, Event, EventType, event_summary
 
 COLORS = {
     EventType.AGENT_ACTION: "#cfe2ff",
@@ -106,8 +106,4 @@ def render_svg(bundle: Bundle) -> str:
 
 
 def _detail(event: Event) -> str:
-    if event.type is EventType.TOOL_CALL and isinstance(event.request, dict):
-        return summarize(event.request, 32)
-    if event.response is not None:
-        return summarize(event.response, 32)
-    return ""
+    return event_summary(event, 32)

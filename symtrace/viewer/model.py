@@ -14,7 +14,7 @@ import orjson
 
 from symtrace.bundle.inspect import diff_bundles
 from symtrace.bundle.reader import Bundle
-from symtrace.model.events import Event, EventType, summarize
+from symtrace.model.events import Event, EventType, event_summary, summarize
 
 EMBED_LIMIT = 200_000  # characters of one payload kept in the page
 PREVIEW_LIMIT = 4_000  # characters shown before "show all"
@@ -38,7 +38,6 @@ def lanes_of(bundle: Bundle) -> list[str]:
 
 
 def event_model(event: Event, live: frozenset[str] = frozenset()) -> dict[str, Any]:
-    shown = event.request if event.type is EventType.TOOL_CALL else event.response
     return {
         "id": event.id,
         "pos": event.position,
@@ -47,7 +46,7 @@ def event_model(event: Event, live: frozenset[str] = frozenset()) -> dict[str, A
         "agent": event.agent,
         "reason": event.reason,
         "parents": [[edge.source, edge.kind.value] for edge in event.parents],
-        "summary": summarize(shown, 120) if shown is not None else "",
+        "summary": event_summary(event, 120),
         "request": payload(event.request),
         "response": payload(event.response),
         "failed": is_failed(event),
@@ -69,9 +68,11 @@ def is_failed(event: Event) -> bool:
 
 
 def diagnosis_model(bundle: Bundle) -> dict[str, Any]:
-    """Symptoms per node and the anchor; a failing diagnosis becomes an error in the page."""
+    """Symptoms per node, and the summary `symtrace diagnose` prints (the same sentences, from
+    symtrace.diagnosis.summary); a failing diagnosis becomes an error in the page."""
     try:
         from symtrace.diagnosis import diagnose
+        from symtrace.diagnosis.summary import summarize_diagnosis
 
         result = diagnose(bundle)
         nodes = {}
@@ -92,8 +93,10 @@ def diagnosis_model(bundle: Bundle) -> dict[str, Any]:
         return {
             "status": "ok",
             "nodes": nodes,
+            "summary": summarize_diagnosis(result).to_json(),
             "anchor": anchor.anchor if anchor else None,
             "target": anchor.target if anchor else None,
+            "symptom": anchor.symptom if anchor else None,
             "relation": anchor.relation if anchor else None,
             "ranking": [n.view.id for n in result.ranking()][:10],
         }
@@ -129,9 +132,8 @@ def diff_model(left: Bundle, right: Bundle) -> dict[str, Any]:
 def _side(event: Event | None) -> dict[str, Any] | None:
     if event is None:
         return None
-    shown = event.request if event.type is EventType.TOOL_CALL else event.response
     return {"id": event.id, "type": event.type.value, "lane": event.lane,
-            "summary": summarize(shown, 90) if shown is not None else ""}
+            "summary": event_summary(event, 90)}
 
 
 def page_model(

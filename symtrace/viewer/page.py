@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from html import escape
 from importlib.resources import files
 from typing import Any
@@ -20,7 +21,7 @@ import orjson
 from symtrace.bundle.reader import Bundle
 from symtrace.viewer.graph_svg import render_svg
 from symtrace.viewer.model import page_model
-from symtrace.viewer.timeline import COLORS, render_timeline
+from symtrace.viewer.timeline import COLORS, LABELS, render_timeline
 
 
 def _asset(name: str) -> str:
@@ -46,8 +47,8 @@ def render_page(bundle: Bundle, *, other: Bundle | None = None, diagnosis: bool 
     sections = [
         _header(info),
         _nav(model),
-        '<section id="timeline"><h2>Timeline <small>one row per lane, one column per '
-        "position in O</small></h2>"
+        '<section id="timeline"><h2>Timeline <small>one row per agent lane; events from left '
+        "to right in the order they happened</small></h2>"
         f'<div class="scroll">{render_timeline(model)}</div>{_legend()}</section>',
         _diagnosis(model["diagnosis"]),
         _events_shell(model),
@@ -72,7 +73,10 @@ def render_page(bundle: Bundle, *, other: Bundle | None = None, diagnosis: bool 
 def _header(info: dict[str, Any]) -> str:
     outcome = info.get("outcome") or {}
     state = "complete" if info["complete"] else "INCOMPLETE"
-    counts = ", ".join(f"{n} {t}" for t, n in sorted(info["counts"].items()))
+    counts = ", ".join(
+        f"{info['counts'][kind]} {LABELS[kind]}{'s' if info['counts'][kind] != 1 else ''}"
+        for kind in LABELS if kind in info["counts"]
+    )
     parts = [
         f"<header><h1>{escape(info['name'])}</h1><p class=\"facts\">"
         f"{escape(str(info['kind']))} · {state} · outcome {escape(str(outcome.get('status')))}"
@@ -100,48 +104,76 @@ def _nav(model: dict[str, Any]) -> str:
 
 def _legend() -> str:
     items = "".join(
-        f'<span><i style="background:{color}"></i>{escape(kind)}</span>'
+        f'<span><i style="background:{color}"></i>{escape(LABELS[kind])}</span>'
         for kind, color in COLORS.items()
     )
-    return (f'<p class="legend">{items}<span><i class="k-symptom"></i>confirmed symptom</span>'
-            '<span><i class="k-failed"></i>failed call</span><span>★ anchor</span></p>')
+    return (f'<p class="legend">{items}<span><i class="k-symptom"></i>shows a symptom</span>'
+            '<span><i class="k-target"></i>where it shows / started</span>'
+            '<span><i class="k-failed"></i>failed call</span>'
+            '<span><i class="k-live"></i>ran live (selective replay)</span>'
+            '<span>★ a repair resumes here</span></p>')
 
 
 def _diagnosis(diag: dict[str, Any]) -> str:
-    head = '<section id="diagnosis"><h2>Diagnosis <small>C1–C4 symptoms, anchor</small></h2>'
+    """The summary `symtrace diagnose` prints, sentence for sentence, then every step a rule
+    flagged."""
+    head = ('<section id="diagnosis"><h2>Diagnosis <small>what looks wrong and where to '
+            "repair it</small></h2>")
     if diag["status"] == "off":
         return head + "<p>Diagnosis was not run (--no-diagnosis).</p></section>"
     if diag["status"] == "error":
         return (head + '<p class="error" role="alert">Diagnosis failed: '
                 f"{escape(diag['error'])}</p></section>")
-    if diag.get("anchor"):
-        anchor = (f"<p>Anchor <a href=\"#ev={escape(diag['anchor'])}\" class=\"anchor\">"
-                  f"★ {escape(diag['anchor'])}</a> for suspicious node <a href=\"#ev="
-                  f"{escape(diag['target'])}\">{escape(diag['target'])}</a> "
-                  f"({escape(str(diag['relation']))})</p>")
-    else:
-        anchor = "<p>No eligible anchor: no node passed the gate.</p>"
+    summary = diag["summary"]
+    parts = [f'<p class="headline">{_linked(summary["headline"])}</p>']
+    if summary["where"]:
+        parts.append('<h3>Where</h3><ul class="where">' + "".join(
+            f"<li>{_linked(sentence)}</li>" for sentence in summary["where"]
+        ) + "</ul>")
+    if summary["reasons"]:
+        more = summary["more_reasons"]
+        parts.append('<h3>Why</h3><ul class="why">' + "".join(
+            f"<li>{escape(reason)}</li>" for reason in summary["reasons"]
+        ) + (f"<li>… and {more} more (the table below lists every rule)</li>" if more else "")
+            + "</ul>")
+    if summary["suggestions"]:
+        parts.append('<h3>What to try</h3><ul class="try">' + "".join(
+            f"<li><code>{escape(s['command'])}</code> {escape(s['purpose'])}</li>"
+            for s in summary["suggestions"]
+        ) + "</ul>")
     rows = []
     for event_id, node in diag["nodes"].items():
-        notes = "; ".join(
-            f"{e['rule']} ({e['category']}): {e['note']}" for e in node["evidence"]
-        )
+        notes = "; ".join(f"{e['note']} ({e['category']}, rule {e['rule']})"
+                          for e in node["evidence"])
         rows.append(
             f'<tr><td><a href="#ev={escape(event_id)}">{escape(event_id)}</a></td>'
-            f"<td>{escape(' '.join(node['confirmed']) or '–')}</td>"
-            f"<td>{escape(' '.join(node['proposed']))}</td><td>{node['score']:.3f}</td>"
+            f"<td>{escape(' '.join(node['confirmed']) or 'none')}</td>"
+            f"<td>{node['score']:.2f}</td>"
             f"<td>{'yes' if node['eligible'] else 'no'}</td><td>{escape(notes)}</td></tr>"
         )
-    if not rows:
-        return head + anchor + "<p>No rule fired on any node.</p></section>"
-    opened = " open" if len(rows) <= 10 else ""  # a long table would bury the event list
-    table = (
-        f"<details{opened}><summary>{len(rows)} nodes with rule evidence</summary>"
-        '<div class="scroll short"><table><thead><tr><th>node</th><th>confirmed</th>'
-        "<th>proposed</th><th>c_f</th><th>eligible</th><th>evidence</th></tr></thead><tbody>"
-        + "".join(rows) + "</tbody></table></div></details>"
-    )
-    return head + anchor + table + "</section>"
+    if rows:
+        opened = " open" if len(rows) <= 10 else ""  # a long table would bury the event list
+        parts.append(
+            f"<details{opened}><summary>{len(rows)} steps flagged by a rule</summary>"
+            '<div class="scroll short"><table><thead><tr><th>step</th><th>symptoms</th>'
+            "<th>score (0–1)</th><th>strong enough to repair from</th><th>what the rules "
+            "saw</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div></details>"
+        )
+    return head + "".join(parts) + "</section>"
+
+
+EVENT_ID = re.compile(r"\b(?:agent_action|tool_call|tool_result|final_result)_\d{4,}\b")
+
+
+def _linked(sentence: str) -> str:
+    """*sentence* escaped, with every event id in it a link that selects the event."""
+    out, last = [], 0
+    for match in EVENT_ID.finditer(sentence):
+        out.append(escape(sentence[last:match.start()]))
+        out.append(f'<a href="#ev={match.group(0)}">{match.group(0)}</a>')
+        last = match.end()
+    out.append(escape(sentence[last:]))
+    return "".join(out)
 
 
 def _events_shell(model: dict[str, Any]) -> str:

@@ -72,14 +72,14 @@ class TestSuspiciousPolicy:
     def test_theta_gates_eligibility(self):
         d = diagnose(gold_c2(), config=ScoringConfig(theta=0.99))
         assert d.anchor is None and not d.ranking()
-        with pytest.raises(NoEligibleAnchor, match="highest fused score"):
+        with pytest.raises(NoEligibleAnchor, match="not strong enough to repair from"):
             plan_repair(gold_c2(), config=ScoringConfig(theta=0.99))
 
     def test_no_rule_no_intervention(self):
         b = TraceBuilder("What is 2 + 2?")
         b.agent("Final answer: 4")
         b.final("4")
-        with pytest.raises(NoEligibleAnchor, match="no rule triggered"):
+        with pytest.raises(NoEligibleAnchor, match="No symptom found"):
             plan_repair(b.bundle())
 
     def test_analysis_only_trace_is_diagnosed_but_not_repaired(self):

@@ -81,7 +81,10 @@ def test_diagnose_a_recorded_run(recorded):
     assert anchor["symptom"] == "tool_call_0000"
     assert (anchor["target"], anchor["anchor"]) == ("agent_action_0000", "agent_action_0000")
     assert [s["rule"] for s in anchor["trace"]] == ["caused_by_call"]
-    table = symtrace("diagnose", str(path), env=env)
+    plain = symtrace("diagnose", str(path), env=env)
+    assert "It shows at tool_call_0000" in plain.stdout
+    assert "A repair resumes at agent_action_0000" in plain.stdout
+    table = symtrace("diagnose", str(path), "--explain", env=env)
     assert "First eligible anchor: at agent_action_0000" in table.stdout
     assert "Traced back from symptom tool_call_0000" in table.stdout
     done = symtrace("diagnose", str(path), "--json", "--no-trace-back", env=env)
@@ -95,9 +98,9 @@ def test_repair_replays_to_the_anchor_and_goes_live_with_guidance(recorded, tmp_
     child = tmp_path / "repaired"
     done = symtrace("repair", str(path), "-o", str(child), "--no-trace-back", env=env)
     assert done.returncode == 0, done.stderr
-    assert (
-        "Anchor (suspicious): agent_action_0001 for suspicious node tool_call_0000" in done.stdout
-    )
+    plan = " ".join(done.stderr.split())  # the plan is on stderr, before the program's output
+    assert ("Repair at agent_action_0001 (suspicious policy): the symptom shows at "
+            "tool_call_0000") in plan
     assert stub.served == served + 1  # the prefix is replayed; only the anchor goes live
     bundle = load_bundle(child)
     lineage = bundle.lineage

@@ -143,17 +143,17 @@ class TestCommandLine:
         assert main(["diagnose", "--eval", str(broken)]) == EXIT_BUNDLE
         capsys.readouterr()
 
-    def test_no_eligible_anchor_exits_92_and_still_prints(self, tmp_path, capsys):
+    def test_no_eligible_anchor_is_a_finding_exit_0(self, tmp_path, capsys):
         path = write_bundle(quiet_trace().bundle(), tmp_path / "quiet")
-        assert main(["diagnose", str(path), "--json"]) == EXIT_ANCHOR
-        captured = capsys.readouterr()
-        assert json.loads(captured.out)["anchor"] is None
-        assert "no eligible anchor" in captured.err
-        assert main(["diagnose", str(path)]) == EXIT_ANCHOR
-        assert "No eligible anchor" in capsys.readouterr().out
+        assert main(["diagnose", str(path), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["anchor"] is None
+        assert main(["diagnose", str(path)]) == 0
+        assert "No symptom found" in capsys.readouterr().out
         # --explain describes one node; it is not a verdict on the trace.
         assert main(["diagnose", str(path), "--explain", "agent_action_0000"]) == 0
-        # A trace with an anchor exits 0.
+        # repair is the command that fails when there is nothing to repair
+        assert main(["repair", str(path), "--dry-run"]) == EXIT_ANCHOR
+        assert "No symptom found" in capsys.readouterr().err
         c3 = write_bundle(gold_c3(), tmp_path / "c3")
         assert main(["diagnose", str(c3), "--json"]) == 0
 

@@ -108,10 +108,11 @@ def test_changed_prompt_fails_with_the_divergence_report_not_a_traceback(
     out = result.stdout.str()
     result.stdout.fnmatch_lines([
         "*symtrace: the test's run diverged from its recorded bundle (mode once from default)",
-        "*[[]SYM-R101] request does not match the recording at agent_action_0000*"
-        "agent assistant*",
-        "*/body/messages/0/content*expected 'You are a weather assistant.'*"
-        "actual 'You are a terse weather assistant.'*",
+        "*[[]SYM-R101] request does not match the recording at agent_action_0000",
+        "*lane assistant; recorded position 0*",
+        "*/body/messages/0/content (message 0, system) differs*",
+        "*expected llm request: 'You are a weather assistant.'",
+        "*actual   llm request: 'You are a terse weather assistant.'",
         '*re-record it: pytest --symtrace-mode=rewrite "test_chat.py::test_chat"',
     ])
     section = out[out.index("_ test_chat _"):out.index("short test summary")]

@@ -45,6 +45,7 @@ LAYER_OF = {
     "symtrace.cli": "cli",
     "symtrace.__main__": "cli",
     "symtrace_ag2": "adapters",
+    "symtrace_ag2v1": "adapters",
     "symtrace_crewai": "adapters",
     "symtrace_autogen_agentchat": "adapters",
 }

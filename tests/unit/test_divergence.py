@@ -42,17 +42,13 @@ def test_json_round_trip():
 
 def test_rendering_is_pinned():
     assert REPORT.render() == (
-        "[SYM-R101] request does not match the recording at agent_action_0002 "
-        "(position 3, lane writer, agent writer)\n"
-        "  bundle bundles/run1 @ abababababab; 3 boundary calls matched before this\n"
-        "  expected llm request 1111111111: user: extract quotes from text\n"
-        "  actual   llm request 2222222222: user: extract quotes from the text\n"
-        "  first differences (JSON pointer into the canonical request):\n"
-        "    /body/messages/0/content  expected 'extract quotes from text'  "
-        "actual 'extract quotes from the text'\n"
+        "[SYM-R101] request does not match the recording at agent_action_0002\n"
+        "  lane writer; recorded position 3; 3 boundary calls matched before it\n"
+        "  bundle bundles/run1 @ abababababab; request hash 11111111 → 22222222\n"
+        "  /body/messages/0/content (message 0, user) differs:\n"
+        "  expected llm request: 'extract quotes from text'\n"
+        "  actual   llm request: 'extract quotes from the text'\n"
         "  causal parents of the expected event: tool_result_0001\n"
-        "  nearest unconsumed records:\n"
-        "    agent_action_0002 (pos 3, writer writer) user: extract quotes from text\n"
         "  warning: openai was 2.54.0 when recorded, is 2.60.0 now\n"
         "  hint: the prompt changed upstream of this call"
     )

@@ -1,7 +1,8 @@
-"""ag2>=1.0 (module ag2, openai 3 over httpx2) is refused instead of recorded empty.
+"""A module `ag2` of a major version no adapter knows (ag2>=2) is refused instead of recorded
+without its tool boundaries; AG2 Classic (<1) and AG2 1.x have adapters and are not refused.
 
 The real package cannot be installed next to classic ag2, so a stand-in `ag2` module with
-`ag2-1.2.1.dist-info` metadata is put on sys.path; the check looks at the distribution's
+`ag2-2.0.0.dist-info` metadata is put on sys.path; the check looks at the distribution's
 version and location only, never at the module's code (it refuses before the module runs).
 """
 
@@ -23,7 +24,7 @@ from symtrace.frameworks.refusals import UnsupportedFrameworkError, refusal
 REPO = Path(__file__).resolve().parents[2]
 
 
-def fake_site(root: Path, version: str = "1.2.1", with_module: bool = True) -> Path:
+def fake_site(root: Path, version: str = "2.0.0", with_module: bool = True) -> Path:
     site = root / "site"
     if with_module:
         (site / "ag2").mkdir(parents=True)
@@ -52,7 +53,7 @@ def test_import_inside_a_recording_is_refused_before_the_module_runs(ag2_v1, tmp
     error = caught.value
     assert error.exit_code == EXIT_ADAPTER == 94
     assert isinstance(error, AdapterError) and not isinstance(error, ImportError)
-    assert "ag2 1.2.1" in str(error) and "httpx2" in str(error)
+    assert "ag2 2.0.0" in str(error) and "symtrace[ag2v1]" in str(error)
     assert "docs/adapters/ag2v1.md" in str(error)
     assert "ag2" not in sys.modules  # never executed
     outcome = json.loads((tmp_path / "b" / "manifest.json").read_text())["outcome"]
@@ -75,11 +76,13 @@ def test_already_imported_refuses_the_session_and_writes_nothing(ag2_v1, tmp_pat
     assert not (tmp_path / "b").exists()
 
 
-def test_classic_versions_and_foreign_modules_named_ag2_are_not_refused(tmp_path, monkeypatch):
-    classic = fake_site(tmp_path / "classic", version="0.14.0")
+@pytest.mark.parametrize("version", ["0.14.0", "1.0.0", "1.2.1"])
+def test_versions_with_an_adapter_and_foreign_modules_named_ag2_are_not_refused(
+        version, tmp_path, monkeypatch):
+    classic = fake_site(tmp_path / "classic", version=version)
     monkeypatch.syspath_prepend(str(classic))
     assert refusal("ag2", classic / "ag2" / "__init__.py") is None
-    # the distribution is >=1 but the module found is a user's own, elsewhere
+    # the distribution is >=2 but the module found is a user's own, elsewhere
     metadata_only = fake_site(tmp_path / "meta", with_module=False)
     monkeypatch.syspath_prepend(str(metadata_only))
     assert refusal("ag2", classic / "ag2" / "__init__.py") is None
@@ -96,7 +99,7 @@ def test_cli_record_of_a_program_importing_ag2_fails_loudly(ag2_v1, tmp_path):
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
     )
     assert "UnsupportedFrameworkError: symtrace cannot record or replay programs using ag2 " \
-           "1.2.1" in done.stderr
+           "2.0.0" in done.stderr
     assert done.returncode == EXIT_ADAPTER  # the refusal's own code, not the program's 1
     assert not (tmp_path / "b").exists()  # no bundle that misses the LLM calls
 
@@ -134,4 +137,4 @@ def test_a_refusal_the_program_swallowed_is_still_known(ag2_v1, tmp_path, monkey
             import ag2  # noqa: F401
         except AdapterError:
             pass  # a program that carries on without the framework
-    assert "ag2 1.2.1" in (unsupported_frameworks.refused() or "")
+    assert "ag2 2.0.0" in (unsupported_frameworks.refused() or "")

@@ -3,6 +3,8 @@
 (function () {
   "use strict";
   var PAGE = 50;
+  var TYPES = { agent_action: "LLM call", tool_call: "tool call", tool_result: "tool result",
+    final_result: "final result" };
   var data = JSON.parse(document.getElementById("symtrace-data").textContent);
   var events = data.events;
   var nodes = data.diagnosis.nodes || {};
@@ -41,8 +43,10 @@
     else if (node && node.proposed.length) into.appendChild(el("span", "badge proposed", node.proposed.join(" ")));
     if (e.failed) into.appendChild(el("span", "badge failed", "failed"));
     if (e.live) into.appendChild(el("span", "badge live", "live"));
-    if (e.id === data.diagnosis.anchor) into.appendChild(el("span", "badge anchor", "★ anchor"));
-    if (e.id === data.diagnosis.target) into.appendChild(el("span", "badge target", "suspicious"));
+    var summary = data.diagnosis.summary || {};
+    if (e.id === summary.anchor) into.appendChild(el("span", "badge anchor", "★ repair resumes here"));
+    if (e.id === summary.origin && summary.origin !== summary.symptom) into.appendChild(el("span", "badge target", "started here"));
+    if (e.id === summary.symptom) into.appendChild(el("span", "badge target", "shows here"));
   }
 
   function renderList() {
@@ -55,7 +59,7 @@
     shown.slice(state.page * PAGE, (state.page + 1) * PAGE).forEach(function (e) {
       var li = el("li", "ev-row t-" + e.type + (e.id === state.selected ? " selected" : ""));
       li.dataset.id = e.id;
-      li.appendChild(el("span", "pos", e.pos));
+      li.appendChild(el("span", "pos", e.pos + 1));
       li.appendChild(el("code", "id", e.id));
       li.appendChild(el("span", "lane-name", e.lane));
       badges(e, li);
@@ -101,7 +105,7 @@
     box.textContent = "";
     box.appendChild(el("h3", "", e.id));
     var facts = el("p", "facts");
-    facts.textContent = e.type + " · position " + e.pos + " · lane " + e.lane +
+    facts.textContent = (TYPES[e.type] || e.type) + " · step " + (e.pos + 1) + " of " + events.length + " · lane " + e.lane +
       (e.agent ? " · agent " + e.agent : "") + (e.reason ? " · reason " + e.reason : "");
     box.appendChild(facts);
     var marks = el("p", "");
@@ -121,12 +125,12 @@
     if (node) {
       var ev = el("ul", "evidence");
       node.evidence.forEach(function (item) {
-        var li = el("li", "", item.rule + " (" + item.category + "): " + item.note);
-        if (item.quote) li.appendChild(el("q", "", item.quote));
+        var li = el("li", "", item.note + " (" + item.category + ", rule " + item.rule + ")");
+        if (item.quote) { li.appendChild(document.createTextNode(": ")); li.appendChild(el("q", "", item.quote)); }
         ev.appendChild(li);
       });
-      box.appendChild(el("h4", "", "Symptoms (c_f " + node.score + ", " +
-        (node.eligible ? "eligible" : "not eligible") + ")"));
+      box.appendChild(el("h4", "", "Symptoms (score " + node.score.toFixed(2) + " of 1, " +
+        (node.eligible ? "strong enough to repair from" : "too weak to repair from") + ")"));
       box.appendChild(ev);
     }
     box.appendChild(payloadBlock("request", e.request));

@@ -1,0 +1,58 @@
+"""symtrace adapter for AG2 1.x (module `ag2`, PyPI `ag2>=1,<2`).
+
+AG2 1.x sends to its providers through their SDKs (openai 3, anthropic 2, ...) over httpx2,
+where the core captures the values of every LLM call (the httpx2 seam of the LLM boundary),
+streaming included. This adapter adds what only the framework knows, through the hook table
+below:
+
+* attribution: which agent's turn made each LLM call, on which lane (_attribution.py);
+* tool boundaries at `FunctionTool.__call__`, failures with the text AG2 showed the model,
+  delegations to other agents left to those agents (_tools.py, _codec.py);
+* the final result: the reply of the outermost turn.
+
+Importing this package does not import AG2; the hooks resolve when the adapter installs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from symtrace.frameworks.contract import Hook, PatchingAdapter, seeded_uuid4
+from symtrace_ag2v1 import _attribution, _tools
+
+AGENT = "ag2.agent:Agent"
+
+HOOKS: tuple[Hook, ...] = (
+    Hook(f"{AGENT}.__init__", _attribution.registered_at_creation,
+         "numbers same-named agent objects in construction order (lanes name, name@2, ...)"),
+    Hook(f"{AGENT}._drive_scope", _attribution.drive_scope,
+         "every turn (ask, run, reply.ask, hub and sub-task turns): agent and lane of its "
+         "LLM calls; the outermost turn's reply is the final result"),
+    Hook("ag2.agent:uuid4", seeded_uuid4,
+         "sub-task agents' names (subtask-<uuid4 hex>) drawn from the s0-seeded random"),
+    Hook("ag2.tools.executor:ToolExecutor.execute_tools", _tools.execute_tools,
+         "the position of each tool call in the model's message (lane <agent>/tool#<i>)"),
+    Hook("ag2.tools.executor:_execute_call", _tools.execute_call,
+         "a symtrace error inside a tool call ends the turn instead of becoming a tool error"),
+    Hook("ag2.tools.final.function_tool:FunctionTool.__call__", _tools.function_tool_call,
+         "tool boundary: the function's outcome (result or failure with AG2's text) recorded "
+         "and served; delegations to agents pass through"),
+)
+
+
+class AG2V1Adapter(PatchingAdapter):
+    name = "ag2v1"
+    module = "ag2"
+    distribution = "ag2"
+    requires = "ag2>=1,<2"
+
+    @staticmethod
+    def supported(version: str) -> bool:
+        head = version.split(".", 1)[0]
+        return head.isdigit() and int(head) == 1
+
+    def hooks(self) -> Sequence[Hook]:
+        return HOOKS
+
+
+__all__ = ["HOOKS", "AG2V1Adapter"]

@@ -1,0 +1,82 @@
+"""Helpers of the AG2 1.x adapter tests: the example programs of examples/ag2v1, run
+in-process under `symtrace.record` / `symtrace.replay` (real AG2 1.x, real HTTP over httpx2)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import io
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import symtrace
+
+REPO = Path(__file__).resolve().parents[3]
+EXAMPLES = REPO / "examples" / "ag2v1"
+SCENARIOS = ("delegation", "subtasks", "hub_consulting", "hub_delegate")
+TOOL_HELPERS = {"delegation": "_reading", "subtasks": "_reading"}  # what the tool bodies call
+
+
+def load_example(name: str) -> ModuleType:
+    """A fresh copy of examples/ag2v1/<name>.py (helpers resolved from examples/ag2v1)."""
+    if str(EXAMPLES) not in sys.path:
+        sys.path.insert(0, str(EXAMPLES))
+    spec = importlib.util.spec_from_file_location(f"ag2v1_example_{name}",
+                                                  EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its exception classes re-import on replay
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass
+class Run:
+    stdout: str
+    final: Any
+    tool_body_runs: int
+
+
+class Runner:
+    """Runs an example in-process, under record or replay, counting tool body runs."""
+
+    def example(self, name: str, **overrides: Any) -> tuple[ModuleType, Counter[str]]:
+        module = load_example(name)
+        for attribute, value in overrides.items():
+            setattr(module, attribute, value)
+        runs: Counter[str] = Counter()
+        helper = TOOL_HELPERS.get(name)
+        if helper:
+            original = getattr(module, helper)
+
+            def counted(*args: Any, **kwargs: Any) -> Any:
+                runs["tool_body"] += 1
+                return original(*args, **kwargs)
+
+            setattr(module, helper, counted)
+        return module, runs
+
+    @staticmethod
+    def call(program: Callable[[], Any]) -> str:
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            asyncio.run(program())
+        return buffer.getvalue()
+
+    def record(self, path: Path, name: str, *, seed: int | None = 7, **overrides: Any) -> Run:
+        module, runs = self.example(name, **overrides)
+        with symtrace.record(path, task=name, adapters=["ag2v1"], seed=seed) as handle:
+            out = self.call(module.main)
+        return Run(out, handle.session.final_value, runs["tool_body"])
+
+    def replay(self, path: Path, name: str, **overrides: Any) -> Run:
+        module, runs = self.example(name, **overrides)
+        with symtrace.replay(path, adapters=["ag2v1"]) as handle:
+            out = self.call(module.main)
+        return Run(out, handle.session.final_value, runs["tool_body"])
