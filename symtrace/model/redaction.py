@@ -70,6 +70,10 @@ MIN_SECRET_LENGTH = 8
 _SHAPE_PREFIXES = (
     "sk-", "Bearer", "AKIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "xox", "PRIVATE KEY"
 )
+# All of them but the private-key block start their shape at a word boundary (`\b`): an
+# occurrence inside a word cannot match, and asyncio lanes ("task:Task-1") hold "sk-" in
+# every event line, which would send every line through the full alternation.
+_WORD_START_PREFIXES = tuple(p for p in _SHAPE_PREFIXES if p != "PRIVATE KEY")
 _QUERY_HINTS = (
     "key=", "token=", "secret=", "password=", "passwd=", "sig=", "signature=", "auth=",
     "authorization=",
@@ -185,7 +189,7 @@ class Redactor:
     def _could_match(self, text: str) -> bool:
         if any(value in text for value in self._by_value):
             return True
-        if any(prefix in text for prefix in _SHAPE_PREFIXES):
+        if "PRIVATE KEY" in text or any(_at_word_start(text, p) for p in _WORD_START_PREFIXES):
             return True
         if "=" not in text:
             return False
@@ -260,6 +264,17 @@ class Redactor:
                 f"refusing to write {where}: it still contains a credential "
                 f"({_kind(match)}: {match.group(0)[:12]!r}); nothing was written"
             )
+
+
+def _at_word_start(text: str, literal: str) -> bool:
+    """True when *literal* occurs in *text* where `\\b<literal>` would match (a word starts)."""
+    at = text.find(literal)
+    while at != -1:
+        before = text[at - 1] if at else ""
+        if not (before.isalnum() or before == "_"):  # re's word characters, Unicode-aware
+            return True
+        at = text.find(literal, at + 1)
+    return False
 
 
 def _kind(match: re.Match[str]) -> str:
