@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
 .PHONY: demo test test-main test-next lint bench setup browser local-llm test-local-llm study-stub \
-        study-local
+        study-local generated replay-stress
 
 setup: $(VENV)/.installed
 
@@ -63,3 +63,18 @@ study-stub: setup
 
 study-local: local-llm
 	$(PY) -m symtrace_study run experiments/configs/suite-local.json
+
+# Generated multi-agent programs, long run (issue 19): PROGRAMS per framework (default 200, spread
+# over its topologies), fresh Hypothesis draws, the unseeded stochastic stub. Figures are
+# printed at the end; a failing program is shrunk and its bundle kept in out/generated/failures.
+generated: setup
+	mkdir -p out/generated && rm -f out/generated/report.jsonl
+	SYMTRACE_GEN_PROGRAMS=$${PROGRAMS:-200} SYMTRACE_GEN_RANDOM=1 SYMTRACE_GEN_REPLAYS=3 \
+	  SYMTRACE_GEN_REPORT=out/generated/report.jsonl SYMTRACE_GEN_KEEP=out/generated/failures \
+	  $(PY) -m pytest -q -p no:cacheprovider --timeout 0 tests/generated -k generated_programs; \
+	  status=$$?; $(PY) tests/generated/summarise.py out/generated/report.jsonl; exit $$status
+
+# Every concurrent reference bundle replayed REPLAYS times (default 100) under CPU burners and
+# SYMTRACE_CHAOS scheduling pauses; exits 1 on any divergence.
+replay-stress: setup
+	$(PY) tests/stress/replay_stress.py --replays $${REPLAYS:-100}

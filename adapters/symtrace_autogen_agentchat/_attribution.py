@@ -149,12 +149,19 @@ def agent_turn(request_event: type) -> Callable[[Wrapper], Wrapper]:
     return factory
 
 
+# runtime id of a manager that calls the model -> its lane: the participants it asks to speak
+# take their turn because of its latest call (a speaker selection, a progress ledger)
+_CHOOSERS: dict[str, str] = {}
+
+
 def participant_turn(original: Wrapper) -> Wrapper:
-    """Hook for `ChatAgentContainer.handle_request`: any participant's turn in a team."""
+    """Hook for `ChatAgentContainer.handle_request`: any participant's turn in a team, chosen
+    by the manager that sent the request (its lane, when that manager calls the model)."""
 
     @functools.wraps(original)
     async def handle_request(self: Any, message: Any, ctx: Any) -> Any:
-        with attributed(self._agent):
+        chooser = _CHOOSERS.get(str(getattr(ctx, "sender", None)))
+        with attributed(self._agent), context.dispatched_by(chooser):
             return await original(self, message, ctx)
 
     return handle_request
@@ -167,6 +174,7 @@ def manager_call(reason: str) -> Callable[[Wrapper], Wrapper]:
         @functools.wraps(original)
         async def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
             with attributed(self, reason):
+                _CHOOSERS[str(self.id)] = context.current().lane
                 return await original(self, *args, **kwargs)
 
         return wrapper

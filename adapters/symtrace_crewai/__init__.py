@@ -71,6 +71,9 @@ class CrewAIAdapter(PatchingAdapter):
             # tools: one lane per native call of a response; bodies are boundaries
             Hook("crewai.agents.agent_executor:AgentExecutor._execute_single_native_tool_call",
                  h.native_tool_call, "lane f'{agent}/tool#{i}' and call id per native tool call"),
+            Hook("crewai.agents.agent_executor:AgentExecutor._should_parallelize_native_tool_calls",
+                 h.refusing_parallel_handoffs,
+                 "refuse two parallel hand-offs to one coworker (a race no bundle replays)"),
             Hook(f"{BASE_TOOL}.run", h.tool_run, "tool boundary (native path)"),
             Hook(f"{TOOL}.run", h.tool_run, "tool boundary for @tool functions (overrides run)"),
             Hook(f"{BASE_TOOL}.arun", h.tool_arun, "tool boundary (async)"),

@@ -253,6 +253,20 @@ def refusing_unsupported(original: Original) -> Original:
     return wrapper
 
 
+def refusing_parallel_handoffs(original: Original) -> Original:
+    """AgentExecutor._should_parallelize_native_tool_calls(calls): a batch about to run on
+    the pool; refuse two hand-offs to one coworker in it (see _refusals)."""
+
+    @functools.wraps(original)
+    def wrapper(self: Any, tool_calls: Any, *args: Any, **kwargs: Any) -> Any:
+        parallel = original(self, tool_calls, *args, **kwargs)
+        if parallel and active() is not None:
+            _refusals.check_parallel_handoffs(list(tool_calls))
+        return parallel
+
+    return wrapper
+
+
 # -- flows ---------------------------------------------------------------------------------------
 def is_user_flow(flow: Any) -> bool:
     """CrewAI's own AgentExecutor is a Flow too: only the program's flows are steps/results."""

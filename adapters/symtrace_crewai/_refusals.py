@@ -10,6 +10,7 @@ fix named. Two agents with the same role are fine (each has its own executor and
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from symtrace.errors import UnsupportedConstruct
@@ -44,3 +45,47 @@ def check_crew(crew: Any) -> None:
 
 def _name(task: Any) -> str:
     return repr(task.name or task.description[:40])
+
+
+DELEGATION_TOOLS = frozenset({"delegate_work_to_coworker", "ask_question_to_coworker"})
+
+
+def check_parallel_handoffs(tool_calls: list[Any]) -> None:
+    """Raise UnsupportedConstruct if one parallel batch hands work to a coworker twice.
+
+    A hierarchical manager (or an agent with allow_delegation) may ask for several hand-offs in
+    one response; CrewAI runs the batch on a thread pool. Two of them naming the same coworker
+    run that coworker's one executor twice at once: CrewAI lets one win and fails the others
+    ("Executor is already running"), by thread timing, so the run cannot be replayed. Refused
+    when the response arrives, before any hand-off of the batch runs.
+    """
+    from crewai.utilities.agent_utils import extract_tool_call_info
+
+    seen: dict[str, str] = {}
+    for tool_call in tool_calls:
+        info = extract_tool_call_info(tool_call)
+        if not info or _tool_key(info[1]) not in DELEGATION_TOOLS:
+            continue
+        arguments = info[2]
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
+                continue
+        coworker = arguments.get("coworker") if isinstance(arguments, dict) else None
+        if not isinstance(coworker, str):
+            continue
+        key = coworker.strip().strip('"').casefold()
+        if key in seen:
+            raise UnsupportedConstruct(
+                f"one response hands work to coworker {coworker!r} twice at once ({seen[key]} "
+                f"and {info[1]}): CrewAI runs them in parallel on that coworker's one executor, "
+                "lets one win and fails the others ('Executor is already running') by thread "
+                "timing, so the run cannot be replayed. Give the manager one hand-off per "
+                "coworker per step (or one coworker per sub-task)"
+            )
+        seen[key] = str(info[1])
+
+
+def _tool_key(name: Any) -> str:
+    return str(name).strip().lower().replace(" ", "_")

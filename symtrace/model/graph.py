@@ -6,7 +6,16 @@ Edges are derived from content, never guessed from timing:
   or tool call an LLM response returned, a tool result, or a tool-call id. Values are matched
   by fingerprint (whitespace-normalised text digest) to the *latest* producer that completed
   before v started, so an edge always points backwards in O.
-* **control** edge u → v when u is the previous event on v's lane (lane order).
+* **parts** count as values too: frameworks pass on pieces of a reply, not only the whole
+  text (CrewAI hands the next task only what follows a ReAct `Final Answer:`; AG2 strips
+  `TERMINATE` from a `last_msg` summary before carrying it over; a summary or a ledger quotes
+  some sentences). Every line and sentence of a reply (at least MIN_PART characters) that its
+  own request did not already contain is a produced part; every line and sentence of a later
+  request's messages is a consumed one. A ReAct `Action:` / `Action Input:` in a reply's text
+  is a produced tool call, like a structured `tool_calls` entry.
+* **control** edge u → v when u is the previous event on v's lane (lane order), or when u is
+  the latest call of the lane that chose v's turn (a group chat manager selecting a speaker:
+  attribution `dispatched_by`).
 
 Because the derivation is a pure function of the records, a replayed run rebuilds the same
 parents for the same events, and a child bundle's live events get parents the same way.
@@ -15,6 +24,7 @@ parents for the same events, and a child bundle's live events get parents the sa
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -35,6 +45,7 @@ MEMO_ENTRIES = 4096
 MEMO_MAX_TEXT = 32_768
 _normalised: dict[str, str] = {}
 _text_fingerprints: dict[tuple[str, str], str | None] = {}
+_part_fingerprints: dict[str, list[str]] = {}
 _MISSING = object()
 
 
@@ -77,21 +88,88 @@ def _remember(memo: dict[Any, Any], key: Any, value: Any, text: str | None = Non
 def produced(event: Event) -> list[str]:
     """Fingerprints of the values *event* hands to later events."""
     out: list[str | None] = []
+    texts: list[str] = []  # reply texts whose parts are values too
     if event.type is EventType.AGENT_ACTION:
         body = (event.response or {}).get("body") if isinstance(event.response, dict) else None
         for message in reply_messages(body):
-            out.append(fingerprint("text", _text(message.get("content"))))
-            out.extend(fingerprint("text", leaf) for leaf in _json_leaves(message.get("content")))
+            text = _text(message.get("content"))
+            out.append(fingerprint("text", text))
+            leaves = _json_leaves(message.get("content"))
+            out.extend(fingerprint("text", leaf) for leaf in leaves)
             for call in message.get("tool_calls") or []:
                 out.append(fingerprint("id", call.get("id")))
                 out.append(_call_fp(call.get("function") or {}))
+            if text:
+                texts.append(text)
+                out.extend(_call_fp(action) for action in react_actions(text))
+            texts.extend(leaves)
     elif event.type is EventType.TOOL_RESULT and isinstance(event.response, dict):
         value = event.response.get("value")
         out.append(fingerprint("text", value if isinstance(value, str) else _json_text(value)))
+        if isinstance(value, str):
+            texts.append(value)
         error = event.response.get("error")
         if isinstance(error, dict):
             out.append(fingerprint("text", error.get("message")))
+    if texts:
+        echoed = set(_request_parts(event.request)) if event.is_llm else set()
+        out.extend(fp for text in texts for fp in part_fps(text) if fp not in echoed)
     return [fp for fp in out if fp]
+
+
+MIN_PART = 16  # a shorter line or sentence ("Thank you.") is too common to mean a dependency
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+FINAL_ANSWER = "Final Answer:"
+_REACT_ACTION = re.compile(
+    r"^\s*Action\s*:\s*(?P<name>[^\n]+?)\s*\n\s*Action\s*Input\s*:\s*(?P<input>.*?)"
+    r"\s*(?=\n\s*(?:Observation|Thought|Action)\s*:|\Z)",
+    re.MULTILINE | re.DOTALL,
+)
+
+
+def part_fps(text: str) -> list[str]:
+    """Fingerprints of the pieces of *text* a framework may pass on alone: what follows a
+    ReAct `Final Answer:`, and every line and every sentence (memoised like fingerprint())."""
+    known = _part_fingerprints.get(text)
+    if known is None:
+        known = _part_fps(text)
+        _remember(_part_fingerprints, text, known)
+    return known
+
+
+def _part_fps(text: str) -> list[str]:
+    pieces = [text.split(FINAL_ANSWER, 1)[1]] if FINAL_ANSWER in text else []
+    for line in text.splitlines():
+        pieces.append(line)
+        pieces.extend(_SENTENCE_END.split(line))
+    out = []
+    for piece in pieces:
+        flat = normalise(piece)
+        if len(flat) >= MIN_PART:
+            out.append("part:" + hashlib.sha256(flat.encode()).hexdigest()[:32])
+    return out
+
+
+def react_actions(text: str) -> list[dict[str, Any]]:
+    """The `Action:` / `Action Input:` tool calls of a ReAct reply, as function dicts."""
+    actions = []
+    for match in _REACT_ACTION.finditer(text):
+        raw = match.group("input").strip().strip("`").strip()
+        actions.append({"name": match.group("name").strip(), "arguments": raw})
+    return actions
+
+
+def _request_parts(request: Any) -> list[str]:
+    """Part fingerprints of every message text of a chat request."""
+    if not isinstance(request, dict) or not isinstance(request.get("body"), dict):
+        return []
+    out: list[str] = []
+    for message in request["body"].get("messages") or []:
+        if isinstance(message, dict):
+            text = _text(message.get("content"))
+            if text:
+                out.extend(part_fps(text))
+    return out
 
 
 def consumed(event_type: EventType, request: Any, meta: dict[str, Any]) -> list[str]:
@@ -102,6 +180,7 @@ def consumed(event_type: EventType, request: Any, meta: dict[str, Any]) -> list[
             out.append(fingerprint("text", _text(message.get("content"))))
             for call in message.get("tool_calls") or []:
                 out.append(_call_fp(call.get("function") or {}))
+        out.extend(_request_parts(request))
     elif event_type is EventType.TOOL_CALL:
         out.append(fingerprint("id", meta.get("call_id")))
         if isinstance(request, dict):
@@ -155,9 +234,13 @@ class GraphBuilder:
         self._lock = threading.Lock()
 
     def parents_for(
-        self, event_id: str, event_type: EventType, lane: str, request: Any, meta: dict[str, Any]
+        self, event_id: str, event_type: EventType, lane: str, request: Any, meta: dict[str, Any],
+        dispatched_by: str | None = None,
     ) -> tuple[Edge, ...]:
         """Parents of a new event, from producers completed so far; advances the lane.
+
+        A turn chosen by another lane's call (a manager's speaker selection, attribution
+        `dispatched_by`) also gets a control edge from that lane's latest event.
 
         A chat request quotes every earlier reply, so naive data edges grow quadratically.
         Edges already implied by a newer parent (the candidate is that parent's own parent)
@@ -183,6 +266,9 @@ class GraphBuilder:
                 previous in self._parents.get(kept, ()) for kept in edges
             ):
                 edges[previous] = EdgeKind.CONTROL
+            chooser = self._lane_last.get(dispatched_by) if dispatched_by else None
+            if chooser is not None and chooser not in edges and chooser != event_id:
+                edges[chooser] = EdgeKind.CONTROL
             self._lane_last[lane] = event_id
             self._parents[event_id] = frozenset(edges)
             self._order.setdefault(event_id, len(self._order))

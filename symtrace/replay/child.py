@@ -53,6 +53,7 @@ def lineage(
     trajectory: ChildTrajectory,
     superseded: set[str],
     not_reached: Sequence[Event],
+    live_reasons: dict[str, str],
 ) -> dict[str, Any]:
     """What a child bundle's manifest says about where it came from."""
     return {
@@ -67,5 +68,7 @@ def lineage(
         "replayed_events": list(trajectory.replayed_ids),
         "live_events": list(trajectory.live_ids),
         "superseded_events": sorted(superseded),
+        # why each live event went live: the anchor, a live lane or chooser, a live value read
+        "live_reasons": dict(live_reasons),
         "not_reached_events": [r.id for r in not_reached],
     }

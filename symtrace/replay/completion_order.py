@@ -15,8 +15,11 @@ boundary call makes progress for `stall_timeout` seconds means exactly that: the
 raises, through the replayer, SYM-R105 "completion order unreachable" naming the held event
 and the events it waits for.
 
-Only top-level records are ordered (calls made inside a recorded tool body are consumed with
-their tool). Bundles recorded before completion stamps existed replay without holding.
+A caller released after another caller's delivery also waits until that caller is done with
+its result (handoff.py: a state, never a time grace), so the earlier result is used first, as
+it was in the recording. Only top-level records are ordered (calls made inside a recorded tool
+body are consumed with their tool). Bundles recorded before completion stamps existed replay
+without holding.
 """
 
 from __future__ import annotations
@@ -30,14 +33,12 @@ from collections.abc import Callable, Iterable, Sequence
 from symtrace.errors import SessionError
 from symtrace.model.events import ABANDONED, COMPLETED, Event, EventType
 from symtrace.model.graph import children_index
+from symtrace.replay.chaos import Chaos
+from symtrace.replay.handoff import POLL, Receiver, quiescent
 
 NEVER = -1  # rank of a record whose result never came in the recording
 TIMEOUT_ENV = "SYMTRACE_ORDER_TIMEOUT"
 DEFAULT_STALL_TIMEOUT = 20.0  # seconds without any boundary progress while a result is held
-# A thread released after another thread's delivery waits until that thread calls again or
-# ends, at most this long: threads run in parallel, and the one that got the earlier result
-# must get to use it first, as it did in the recording (where an LLM latency separated them).
-HANDOFF_GRACE = 0.1
 
 
 def stall_timeout_from_env(default: float = DEFAULT_STALL_TIMEOUT) -> float:
@@ -200,7 +201,8 @@ class CompletionOrder:
         self.stall_timeout = stall_timeout
         self._async_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._last_progress = time.monotonic()
-        self._handoff: tuple[threading.Thread, float] | None = None  # last receiver, until
+        self._handoff: Receiver | None = None  # the caller that got the last result
+        self.chaos = Chaos.from_env()
 
     # -- state -------------------------------------------------------------------------------
     def may_deliver(self, record_id: str) -> bool:
@@ -225,7 +227,7 @@ class CompletionOrder:
         """Mark results delivered (served to this thread, superseded, or abandoned)."""
         with self._cond:
             if to_caller and self.enabled:
-                self._handoff = (threading.current_thread(), time.monotonic() + HANDOFF_GRACE)
+                self._handoff = Receiver.current()
             for record_id in record_ids:
                 self._pending.discard(record_id)
                 self._never.discard(record_id)
@@ -242,7 +244,7 @@ class CompletionOrder:
     def arrived(self) -> None:
         """A boundary call arrived from this thread: it is done with its last result."""
         with self._cond:
-            if self._handoff is not None and self._handoff[0] is threading.current_thread():
+            if self._handoff is not None and self._handoff.is_caller():
                 self._handoff = None
             self.progress()
 
@@ -263,8 +265,9 @@ class CompletionOrder:
                 # the only thread left cannot be released by anyone: no need to wait it out
                 remaining = self._poll(record_id, alone=threading.active_count() == 1)
                 if remaining is None:
-                    return
+                    break
                 self._cond.wait(remaining)
+        self.chaos.pause()
 
     async def await_turn(self, record_id: str) -> None:
         """Async twin of wait(): the event loop keeps running the other tasks meanwhile."""
@@ -272,14 +275,32 @@ class CompletionOrder:
         while True:
             with self._cond:
                 remaining = self._poll(record_id)
+                receiver = self._handoff
                 if remaining is None:
-                    return
-                future: asyncio.Future[None] = loop.create_future()
-                self._async_waiters.append((loop, future))
+                    if receiver is None or not receiver.on_my_loop():
+                        break
+                else:
+                    future: asyncio.Future[None] = loop.create_future()
+                    self._async_waiters.append((loop, future))
+            if remaining is None:  # the last result went to another task of this loop
+                await quiescent(loop)  # ... which has used it once nothing else can run
+                with self._cond:
+                    if self._handoff is receiver:
+                        self._handoff = None
+                continue
             try:
                 await asyncio.wait_for(future, remaining)
             except TimeoutError:
                 pass
+        await self.chaos.apause()
+
+    def after_delivery(self) -> None:
+        """Hand-off point: a thread got its result (chaos may pause it here)."""
+        self.chaos.pause()
+
+    async def aafter_delivery(self) -> None:
+        """Hand-off point: a task got its result (chaos may pause it here)."""
+        await self.chaos.apause()
 
     def _poll(self, record_id: str, alone: bool = False) -> float | None:
         """None when *record_id* may go; else seconds left before the hold counts as a stall."""
@@ -295,14 +316,18 @@ class CompletionOrder:
 
 
     def _handoff_wait(self) -> float | None:
-        """Seconds this thread still leaves to the thread that got the previous result."""
-        if self._handoff is None:
+        """None when the caller that got the previous result is done with it (handoff.py);
+        else the polling period after which to look again. A receiver still busy after a
+        whole stall timeout without any boundary progress is left to itself."""
+        receiver = self._handoff
+        if receiver is None or receiver.thread is threading.current_thread():
+            return None  # same thread: nothing to wait for, or the loop's quiescence (async)
+        if receiver.thread_settled():
+            self._handoff = None
             return None
-        receiver, until = self._handoff
-        left = until - time.monotonic()
-        if receiver is threading.current_thread() or not receiver.is_alive() or left <= 0:
+        if time.monotonic() - self._last_progress > self.stall_timeout:
             return None
-        return left
+        return POLL
 
 
 def _settle(future: asyncio.Future[None]) -> None:

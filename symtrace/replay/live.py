@@ -2,8 +2,11 @@
 
 Once the anchor's request (augmented with guidance) is sent live, the anchor and its causal
 descendants in G are no longer expected. A later call goes live when its lane already went
-live, or its request carries a value a live event produced (by fingerprint, or quoted inside a
-larger message: see model/graph.py); any other call must still match the remaining records.
+live, its turn was chosen by a lane that went live (attribution `dispatched_by`: a manager's
+speaker selection), or its request carries a value a live event produced (by fingerprint,
+a part of a reply, or quoted inside a larger message: see model/graph.py); any other call must
+still match the remaining records. Each live call keeps its reason (the child's lineage lists
+them as `live_reasons`).
 
 Egress: the endpoints the recording talked to through httpx are known; a replay that reaches
 one of them by another route (a raw socket) bypassed the boundary, and the socket guard asks
@@ -20,35 +23,44 @@ from symtrace.session.core import LLM, BoundaryCall
 
 
 class LiveFrontier:
-    """What has gone live so far, and whether a new call follows it."""
+    """What has gone live so far, and whether (and why) a new call follows it."""
 
     def __init__(self) -> None:
         self.started = False
-        self._lanes: set[str] = set()
-        self._values: set[str] = set()  # fingerprints of values live events produced
-        self._quoted: list[str] = []  # longer live texts a later prompt may quote
+        self._lanes: dict[str, str] = {}  # lane -> its first live event
+        self._values: dict[str, str] = {}  # value fingerprint -> live event producing it
+        self._quoted: list[tuple[str, str]] = []  # (longer live text, its event)
+        self.reasons: dict[str, str] = {}  # live event id -> why it went live
 
-    def went_live(self, call: BoundaryCall) -> None:
-        self._lanes.add(call.attribution.lane)
+    def went_live(self, call: BoundaryCall, event_id: str, reason: str) -> None:
+        self._lanes.setdefault(call.attribution.lane, event_id)
+        self.reasons[event_id] = reason
 
     def produced_by(self, event: Event) -> None:
         """A live event completed: later requests carrying its values depend on the live run."""
-        self._values.update(produced(event))
-        self._quoted.extend(quoted_texts(event))
+        self._values.update(dict.fromkeys(produced(event), event.id))
+        self._quoted.extend((text, event.id) for text in quoted_texts(event))
 
-    def follows(self, call: BoundaryCall) -> bool:
-        """True when *call* depends on the live part of the run (so it runs live too)."""
+    def follows(self, call: BoundaryCall) -> str | None:
+        """Why *call* depends on the live part of the run (so it runs live too), or None."""
         if not self.started:
-            return False
-        if call.attribution.lane in self._lanes:
-            return True
-        fingerprints = consumed(call.event_type, call.request, call.meta)
-        if any(fp in self._values for fp in fingerprints):
-            return True
+            return None
+        lane = call.attribution.lane
+        if lane in self._lanes:
+            return f"lane {lane} went live at {self._lanes[lane]}"
+        chooser = call.attribution.dispatched_by
+        if chooser is not None and chooser in self._lanes:
+            return f"its turn was chosen by lane {chooser}, live since {self._lanes[chooser]}"
+        for fp in consumed(call.event_type, call.request, call.meta):
+            source = self._values.get(fp)
+            if source is not None:
+                return f"its request carries a value live event {source} produced"
         if call.kind == LLM and self._quoted:
             haystack = request_text(call.request)
-            return any(text in haystack for text in self._quoted)
-        return False
+            for text, source in self._quoted:
+                if text in haystack:
+                    return f"its request quotes live event {source}'s reply"
+        return None
 
 
 def recorded_endpoints(records: Iterable[Event]) -> set[tuple[str, int]]:

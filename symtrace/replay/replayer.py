@@ -122,7 +122,9 @@ class Replayer(Session):
             return claimed
         if not _on_event_loop_thread():  # a sync call on a loop's thread must not block it
             self.order.wait(claimed.id)
-        return self._deliver(call, claimed)
+        ticket = self._deliver(call, claimed)
+        self.order.after_delivery()
+        return ticket
 
     async def abegin(self, call: BoundaryCall) -> Ticket:
         claimed = self._claim(call)
@@ -134,7 +136,9 @@ class Replayer(Session):
             # the caller gave up on this result: it no longer holds back the later ones
             self.order.delivered([claimed.id])
             raise
-        return self._deliver(call, claimed)
+        ticket = self._deliver(call, claimed)
+        await self.order.aafter_delivery()
+        return ticket
 
     def finish(self, ticket: Ticket, response: JSONValue) -> Event:
         with self._lock:
@@ -206,6 +210,7 @@ class Replayer(Session):
             self.trajectory,
             self.matcher.superseded,
             self.matcher.not_reached(),
+            self.frontier.reasons,
         )
 
     # -- claiming and delivering -----------------------------------------------------------
@@ -214,8 +219,9 @@ class Replayer(Session):
         with self._lock:
             self._raise_first()
             self.order.arrived()
-            if self.frontier.follows(call):
-                return self._live(call, call.request)
+            reason = self.frontier.follows(call)
+            if reason is not None:
+                return self._live(call, call.request, reason)
             matched = self.matcher.match(call)
             if isinstance(matched, Mismatch):
                 report = self.reporter.report(
@@ -247,14 +253,15 @@ class Replayer(Session):
         for callback in self.on_live:  # e.g. the egress guard stands down
             callback()
         self.matcher.supersede({record.id} | descendants(self.bundle.events, record.id))
-        ticket = self._live(call, intervention.apply(call.request))
+        ticket = self._live(call, intervention.apply(call.request),
+                            "the anchor: recorded request + guidance")
         ticket.intervention = intervention
         self.trajectory.anchor_live_id = ticket.event_id
         return ticket
 
-    def _live(self, call: BoundaryCall, request: JSONValue) -> Ticket:
-        self.frontier.went_live(call)
+    def _live(self, call: BoundaryCall, request: JSONValue, reason: str) -> Ticket:
         ticket = self._open_live(call, request)
+        self.frontier.went_live(call, ticket.event_id, reason)
         self.trajectory.ran_live(ticket.event_id)
         return ticket
 

@@ -22,6 +22,9 @@ from dataclasses import dataclass
 _agent: ContextVar[str | None] = ContextVar("symtrace_agent", default=None)
 _lane: ContextVar[str | None] = ContextVar("symtrace_lane", default=None)
 _reason: ContextVar[str | None] = ContextVar("symtrace_reason", default=None)
+# The lane whose latest call decided that this turn happens (a team manager that selected this
+# speaker): the turn is causally after that call even though its request does not quote it.
+_dispatched_by: ContextVar[str | None] = ContextVar("symtrace_dispatched_by", default=None)
 # The tool_call whose body is running: boundary calls inside it are part of its observation.
 _within_tool: ContextVar[str | None] = ContextVar("symtrace_within_tool", default=None)
 
@@ -34,6 +37,7 @@ class Attribution:
     agent: str | None
     lane: str
     reason: str | None
+    dispatched_by: str | None = None  # lane whose latest call chose this turn (see below)
 
     @property
     def strict(self) -> bool:
@@ -78,6 +82,18 @@ def reason(text: str) -> Iterator[None]:
 
 
 @contextmanager
+def dispatched_by(lane_name: str | None) -> Iterator[None]:
+    """The block is a turn that lane *lane_name*'s latest call chose (a group chat manager's
+    speaker selection): the graph gets a control edge from that call to the turn's calls, and
+    a selective replay in which that call went live runs the turn live."""
+    token = _dispatched_by.set(lane_name)
+    try:
+        yield
+    finally:
+        _dispatched_by.reset(token)
+
+
+@contextmanager
 def within_tool(event_id: str) -> Iterator[None]:
     """Mark boundary calls made while a live tool body runs as nested in that tool call."""
     token = _within_tool.set(event_id)
@@ -93,7 +109,8 @@ def current_tool() -> str | None:
 
 def current() -> Attribution:
     explicit = _lane.get()
-    return Attribution(_agent.get(), explicit or _implicit_lane(), _reason.get())
+    return Attribution(_agent.get(), explicit or _implicit_lane(), _reason.get(),
+                       _dispatched_by.get())
 
 
 def _implicit_lane() -> str:

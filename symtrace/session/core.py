@@ -171,7 +171,8 @@ class Session:
         with self._lock:
             ident = self._next_id(call.event_type)
             parents = self.graph.parents_for(
-                ident, call.event_type, call.attribution.lane, request, call.meta
+                ident, call.event_type, call.attribution.lane, request, call.meta,
+                dispatched_by=call.attribution.dispatched_by,
             )
             ticket = Ticket(call, ident, self._next_position(), parents, True, request)
             if call.kind == LLM:

@@ -1,0 +1,26 @@
+"""Generated AgentChat / Magentic-One programs pass the differential replay check."""
+
+from __future__ import annotations
+
+import pytest
+from gen_harness import needs
+
+needs("autogen_agentchat")
+needs("autogen_ext.models.openai")
+
+from gen_harness import check_topology  # noqa: E402
+from gen_spec import TOPOLOGIES  # noqa: E402
+
+FRAMEWORK = "autogen_agentchat"
+pytestmark = [
+    pytest.mark.framework(FRAMEWORK),
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore:Pydantic serializer warnings"),
+]
+
+
+@pytest.mark.parametrize("topology", sorted(TOPOLOGIES[FRAMEWORK]))
+def test_generated_programs_replay(topology: str, stochastic_stub) -> None:
+    import gen_agentchat
+
+    check_topology(FRAMEWORK, topology, gen_agentchat.run, gen_agentchat.ADAPTER, stochastic_stub)
