@@ -211,10 +211,15 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_adapters(args: argparse.Namespace) -> int:
     from symtrace.frameworks.registry import load, registered
 
+    rows = []
     for name in registered():
         adapter = load(name)
         state = "available" if adapter.is_available() else "framework not installed"
-        print(f"{name:20} {adapter.requires:40} {state}")
+        rows.append((name, state, adapter.requires))
+    # the requirement last: it is the long column, and may run past a narrow terminal
+    width = max((len(name) for name, _, _ in rows), default=0) + 2
+    for name, state, requires in rows:
+        print(f"{name:{width}}{state:25}{requires}")
     return 0
 
 
