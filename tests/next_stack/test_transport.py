@@ -6,6 +6,7 @@ httpx); here every openai request crosses the httpx2 seam, and the assertions on
 """
 
 from tests.transport.test_egress_e2e import (  # noqa: F401
+    plain,
     service,
     stub,
     test_aliases_of_the_recorded_endpoint_are_blocked,

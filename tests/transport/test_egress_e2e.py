@@ -3,7 +3,6 @@ unrecorded egress / LLM side channels at record time. Real child processes, real
 
 from __future__ import annotations
 
-import socket
 import socketserver
 import threading
 from collections.abc import Iterator
@@ -13,6 +12,7 @@ import orjson
 import pytest
 
 from symtrace.bundle import load_bundle
+from symtrace.stub import StubLLM
 from tests.transport.test_programs_e2e import endpoint_env, symtrace
 
 PROGRAM = str(Path(__file__).parent / "programs" / "egress_program.py")
@@ -24,7 +24,7 @@ class _Hello(socketserver.BaseRequestHandler):
         self.request.sendall(b"hello from the service\n")
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def service() -> Iterator[int]:
     """A program's own local TCP service on 127.0.0.1 (say, a database)."""
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Hello)
@@ -35,9 +35,10 @@ def service() -> Iterator[int]:
     server.server_close()
 
 
-@pytest.fixture
-def stub(stub_llm_factory):
-    return stub_llm_factory(seed=3)
+@pytest.fixture(scope="module")
+def stub() -> Iterator[StubLLM]:
+    with StubLLM(seed=3) as server:
+        yield server
 
 
 def record(tmp_path: Path, stub, *args: str, name: str = "run"):
@@ -47,8 +48,22 @@ def record(tmp_path: Path, stub, *args: str, name: str = "run"):
     return bundle, done
 
 
-def test_recording_lists_unrecorded_egress_and_the_hosts_it_talked_to(tmp_path, stub, service):
-    bundle, done = record(tmp_path, stub, "socket", "127.0.0.1", str(service))
+@pytest.fixture(scope="module")
+def with_service(tmp_path_factory, stub, service):
+    """One recording of the program talking to its local service (shared: replays are
+    read-only)."""
+    return record(tmp_path_factory.mktemp("service"), stub, "socket", "127.0.0.1", str(service))
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory, stub):
+    """One recording of the program's LLM call alone."""
+    return record(tmp_path_factory.mktemp("plain"), stub, "none")
+
+
+def test_recording_lists_unrecorded_egress_and_the_hosts_it_talked_to(with_service, stub,
+                                                                        service):
+    bundle, done = with_service
     assert done.returncode == 0, done.stderr[-3000:]
     assert "SERVICE: hello from the service" in done.stdout
     network = load_bundle(bundle).config["network"]
@@ -60,8 +75,8 @@ def test_recording_lists_unrecorded_egress_and_the_hosts_it_talked_to(tmp_path, 
 
 
 def test_strict_replay_blocks_the_service_and_names_host_port_and_stack(
-        tmp_path, stub, service):
-    bundle, done = record(tmp_path, stub, "socket", "127.0.0.1", str(service))
+        tmp_path, stub, service, with_service):
+    bundle, done = with_service
     assert done.returncode == 0, done.stderr[-3000:]
     report = tmp_path / "report.json"
     replay = symtrace("replay", str(bundle), "--report-json", str(report),
@@ -76,25 +91,25 @@ def test_strict_replay_blocks_the_service_and_names_host_port_and_stack(
 
 
 @pytest.mark.parametrize("allow", ["127.0.0.1:{port}", "localhost:{port}", "localhost"])
-def test_allow_host_lets_a_local_service_through(tmp_path, stub, service, allow):
-    bundle, done = record(tmp_path, stub, "socket", "127.0.0.1", str(service))
+def test_allow_host_lets_a_local_service_through(stub, service, allow, with_service):
+    bundle, done = with_service
     replay = symtrace("replay", str(bundle), "--allow-host", allow.format(port=service),
                       env=endpoint_env(stub))
     assert replay.returncode == 0, replay.stderr[-3000:]
     assert replay.stdout == done.stdout
 
 
-def test_allow_host_for_another_port_does_not(tmp_path, stub, service):
-    bundle, _ = record(tmp_path, stub, "socket", "127.0.0.1", str(service))
+def test_allow_host_for_another_port_does_not(stub, service, with_service):
+    bundle, _ = with_service
     replay = symtrace("replay", str(bundle), "--allow-host", f"127.0.0.1:{service + 1}",
                       env=endpoint_env(stub))
     assert replay.returncode == 90
 
 
 @pytest.mark.parametrize("alias", ["localhost", "0.0.0.0", "127.0.0.2", "::ffff:127.0.0.1"])
-def test_aliases_of_the_recorded_endpoint_are_blocked(tmp_path, stub, alias):
+def test_aliases_of_the_recorded_endpoint_are_blocked(tmp_path, stub, alias, plain):
     """The replayed program reaches the recorded LLM endpoint by another name of this host."""
-    bundle, done = record(tmp_path, stub, "none")
+    bundle, done = plain
     assert done.returncode == 0, done.stderr[-3000:]
     served = stub.served
     report = tmp_path / "report.json"
@@ -108,17 +123,9 @@ def test_aliases_of_the_recorded_endpoint_are_blocked(tmp_path, stub, alias):
 
 
 def test_an_llm_request_around_the_seams_fails_the_recording(tmp_path, stub):
+    served = stub.served
     bundle, done = record(tmp_path, stub, "urllib")
     assert done.returncode == 94, done.stderr[-3000:]
     assert "urllib" in done.stderr and "POST /v1/chat/completions" in done.stderr
     assert not (bundle / "manifest.json").exists(), "no bundle that would replay live"
-    assert stub.served == 1, "the side-channel request never left the process"
-
-
-def _ipv6_loopback() -> bool:
-    try:
-        with socket.socket(socket.AF_INET6) as probe:
-            probe.bind(("::1", 0))
-    except OSError:
-        return False
-    return True
+    assert stub.served == served + 1, "the side-channel request never left the process"
