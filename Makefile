@@ -3,8 +3,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: demo test test-main test-next lint bench setup browser local-llm test-local-llm study-stub \
-        study-local generated replay-stress
+.PHONY: demo mutation-suite test test-main test-next lint bench setup browser local-llm \
+        test-local-llm study-stub study-local generated replay-stress
 
 setup: $(VENV)/.installed
 
@@ -42,6 +42,11 @@ test-next: setup
 
 lint: setup
 	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks experiments noxfile.py
+
+# Every single-field mutation of every reference bundle, each checked by load and by verify
+# (22k cases, ~4 min; CI runs a sample that covers every field kind: tests/integrity/).
+mutation-suite: setup
+	SYMTRACE_MUTATIONS=all $(PY) -m pytest -q -p no:cacheprovider tests/integrity/test_mutation_suite.py
 
 bench: setup
 	$(PY) benchmarks/recording_overhead.py

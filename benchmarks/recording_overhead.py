@@ -35,6 +35,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -389,6 +390,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--turns", type=int, nargs="+", default=[10, 20, 40, 80])
     parser.add_argument("--only", choices=("record", "replay", "size"), default=None)
     args = parser.parse_args(argv)
+    # a TERM (timeout, kill) unwinds like an error: the endpoint process and the workdir go too
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.environ.pop("OPENAI_API_KEY", None)
     os.environ[SECRET_ENV] = "bench-" + hashlib.sha256(b"not a real key").hexdigest()[:32]
     workdir = Path(tempfile.mkdtemp(prefix="symtrace-bench-"))

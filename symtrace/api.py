@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -36,7 +37,7 @@ from symtrace.bundle.format import KIND_RECORDING
 from symtrace.bundle.manifest import child_manifest, new_manifest, new_seed
 from symtrace.bundle.reader import load_bundle
 from symtrace.bundle.writer import BundleWriter
-from symtrace.errors import ReplayDivergence, UnrecordedLLMRequest
+from symtrace.errors import RedactionError, ReplayDivergence, UnrecordedLLMRequest
 from symtrace.frameworks import registry as adapter_registry
 from symtrace.model.canonical import JSONValue, to_json_value
 from symtrace.model.events import EventType
@@ -105,8 +106,11 @@ def record(
         try:
             yield handle
         except BaseException as exc:
+            if session.refusal is not None:  # a refused recording keeps nothing
+                _discard(writer, path)
+                raise RedactionError(session.refusal) from exc
             if egress.refused:  # a bundle that misses an LLM call must not exist
-                _abort(writer)
+                _discard(writer, path)
                 raise UnrecordedLLMRequest(egress.refused[0]) from exc
             _note_adapters_used(writer, names, adapters)
             writer.manifest["config"]["network"] = network_manifest(
@@ -120,11 +124,19 @@ def record(
             )
             raise
         _note_adapters_used(writer, names, adapters)
+    if session.refusal is not None:  # the block caught the refusal: still keep nothing
+        _discard(writer, path)
+        raise RedactionError(session.refusal)
     if egress.refused:  # raised inside the block and swallowed by the program
-        _abort(writer)
+        _discard(writer, path)
         raise UnrecordedLLMRequest(egress.refused[0])
     writer.manifest["config"]["network"] = network_manifest(session.events, egress.to_json())
     complete_bundle(writer, exit_code=None, value=session.final_value, status="ok")
+
+
+def _discard(writer: BundleWriter, path: str | os.PathLike[str]) -> None:
+    writer.abort()
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @contextmanager

@@ -18,6 +18,7 @@
     │   ├── AdapterUnavailable        (also ImportError) — framework not installed
     │   ├── HookTargetMissing         (also AttributeError, PatchTargetMissing)
     │   ├── AdapterAlreadyInstalled   (also RuntimeError, AlreadyPatched)
+    │   ├── NotInstrumented           — the program never ran symtrace's bootstrap
     │   ├── UnsupportedConstruct      — a framework construct no bundle could replay (refused
     │   │                               at record time, before it runs)
     │   └── UnrecordedLLMRequest      — an LLM request sent around every HTTP seam while
@@ -93,7 +94,25 @@ class UnsupportedBundleVersion(BundleFormatError):
 
 
 class BundleIntegrityError(BundleError):
-    """A stored digest does not match the content it names (tampered or damaged bundle)."""
+    """A stored digest does not match the content it names (tampered or damaged bundle).
+
+    `where` names the first place that differs: `manifest.task`, `events[12].agent`,
+    `blobs.jsonl line 7`, `stdout.txt line 3`, ... (docs/bundle-format.md, *Integrity*).
+    """
+
+    def __init__(self, what: str, *, where: str = "", bundle: str = "") -> None:
+        self.what = what
+        self.where = where
+        self.bundle = bundle
+        place = ": ".join(part for part in (bundle, where) if part)
+        super().__init__(f"{place}: {what}" if place else what)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_integrity_error, (self.what, self.where, self.bundle))
+
+
+def _integrity_error(what: str, where: str, bundle: str) -> BundleIntegrityError:
+    return BundleIntegrityError(what, where=where, bundle=bundle)
 
 
 class BundleExistsError(BundleError, FileExistsError):
@@ -186,6 +205,10 @@ class HookTargetMissing(AdapterError, PatchTargetMissing):
 
 class AdapterAlreadyInstalled(AdapterError, AlreadyPatched):
     """install() was called twice without uninstall()."""
+
+
+class NotInstrumented(AdapterError):
+    """The program ended normally without symtrace's bootstrap ever running in it."""
 
 
 class SessionError(SymtraceError, RuntimeError):

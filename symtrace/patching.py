@@ -17,7 +17,9 @@ apply them:
 
 `after_import(module, callback)` runs a callback right after a module is first imported, so a
 seam or an adapter is installed only if the program uses its library (the one post-import hook
-on sys.meta_path; `cancel_after_import` undoes it).
+on sys.meta_path; `cancel_after_import` undoes it). Finders go on and off sys.meta_path only
+through `install_finder` / `remove_finder`, and ask the finders after them through
+`find_elsewhere`.
 
 Thread safety is the caller's: a seam that installs from several threads holds its own lock.
 """
@@ -112,6 +114,23 @@ def _name(owner: Any) -> str:
     return str(getattr(owner, "__qualname__", None) or getattr(owner, "__name__", owner))
 
 
+# -- finders on sys.meta_path -------------------------------------------------------------------
+# sys.meta_path is a list other code edits too (pytester resets it, coverage and import-hook
+# libraries insert into it): a finder is inserted once, at the front, and only that finder is
+# removed, never the list replaced or restored wholesale. Used by the after-import hook below
+# and by the refusal of unsupported frameworks (symtrace.frameworks.refusals).
+def install_finder(finder: importlib.abc.MetaPathFinder) -> None:
+    """Put *finder* first on sys.meta_path unless it is there already (idempotent)."""
+    if finder not in sys.meta_path:
+        sys.meta_path.insert(0, finder)
+
+
+def remove_finder(finder: importlib.abc.MetaPathFinder) -> None:
+    """Take *finder* off sys.meta_path if it is there; leave every other finder alone."""
+    if finder in sys.meta_path:
+        sys.meta_path.remove(finder)
+
+
 # -- after-import hooks ------------------------------------------------------------------------
 ImportCallback = Callable[[ModuleType], None]
 
@@ -185,8 +204,7 @@ def after_import(module: str, callback: ImportCallback) -> None:
     """Call *callback(module)* right after top-level *module* is first imported."""
     with _watcher.lock:
         _watcher.watchers.setdefault(module, []).append(callback)
-        if _watcher not in sys.meta_path:
-            sys.meta_path.insert(0, _watcher)
+        install_finder(_watcher)
 
 
 def cancel_after_import(module: str, callback: ImportCallback) -> None:
@@ -197,5 +215,5 @@ def cancel_after_import(module: str, callback: ImportCallback) -> None:
             callbacks.remove(callback)
         if not callbacks:
             _watcher.watchers.pop(module, None)
-        if not _watcher.watchers and _watcher in sys.meta_path:
-            sys.meta_path.remove(_watcher)
+        if not _watcher.watchers:
+            remove_finder(_watcher)

@@ -7,7 +7,8 @@ own seed. What an attempt returns is one result row. How the ways an attempt can
 counted (the report states it):
 
 * an **infrastructure fault** (a service unreachable: the MAS exits `EXIT_INFRASTRUCTURE`, or
-  the environment itself cannot be reset/read) is retried up to `infra_retries` times, then
+  crashes on a connection error to its LLM endpoint (`UNREACHABLE`), or the environment
+  itself cannot be reset/read) is retried up to `infra_retries` times, then
   reported as a system error (`status: error`, `error_kind: infrastructure`) — never as an
   observation handed to the agent, never as a failed repair;
 * a **program crash** (any other non-zero exit) or a run that declares no final result is a
@@ -48,6 +49,10 @@ QUIET_ENV = {"CREWAI_DISABLE_TELEMETRY": "true", "CREWAI_TRACING_ENABLED": "fals
 # a forked warm worker (whose hash seed is fixed at its start) runs exactly what a cold one does.
 HASH_SEED = "0"
 EXIT_INFRASTRUCTURE = 75  # the MAS's way to say "the harness failed, not the agent" (EX_TEMPFAIL)
+# A crash whose traceback ends in one of these could not reach the LLM endpoint (or another
+# service) at all: an infrastructure fault of the harness, not a crash of the MAS.
+UNREACHABLE = ("APIConnectionError", "APITimeoutError", "ConnectError", "ConnectTimeout",
+               "ConnectionRefusedError", "Connection refused")
 
 
 @dataclass(frozen=True)
@@ -317,6 +322,9 @@ class AttemptRunner:
         tail = self._stderr.read_bytes()[-600:].decode("utf-8", "replace").strip()
         if code == EXIT_INFRASTRUCTURE:
             raise InfrastructureFault(f"the MAS reported an infrastructure fault: ...{tail}")
+        if any(marker in tail for marker in UNREACHABLE):
+            raise InfrastructureFault(f"the MAS exited {code}: an endpoint was unreachable: "
+                                      f"...{tail}")
         raise ProgramFailure("program_crash", f"the MAS exited {code}: ...{tail}")
 
     def _observe(self, path: Path, job: Job) -> Observed:

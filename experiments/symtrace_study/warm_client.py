@@ -16,6 +16,7 @@ import struct
 import sys
 
 ENV_DIR = "SYMTRACE_WARM_DIR"
+EXIT_INFRASTRUCTURE = 75  # the server died while the forked attempt ran: the harness failed
 
 
 def _warm(argv: list[str]) -> int | None:
@@ -33,14 +34,20 @@ def _warm(argv: list[str]) -> int | None:
         payload = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
         socket.send_fds(sock, [struct.pack("!I", len(payload))], [0, 1, 2])
         sock.sendall(payload)
-        reply = b""
-        while not reply.endswith(b"\n"):
-            chunk = sock.recv(4096)
-            if not chunk:
-                return None  # the server died before answering: run the program ourselves
-            reply += chunk
-    answer = json.loads(reply)
-    return None if "cold" in answer else int(answer["exit"])
+        stream = sock.makefile("rb")
+        first = stream.readline()
+        if not first:
+            return None  # the server died before deciding: nothing ran, run it ourselves
+        answer = json.loads(first)
+        if "cold" in answer:
+            return None
+        if "exit" in answer:
+            return int(answer["exit"])
+        last = stream.readline()  # {"forked": pid} came first; now the exit code
+        if not last:
+            sys.stderr.write("symtrace warm client: the fork server died during the attempt\n")
+            return EXIT_INFRASTRUCTURE  # never run it a second time into the same bundle
+    return int(json.loads(last)["exit"])
 
 
 def main() -> None:

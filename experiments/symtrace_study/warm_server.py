@@ -177,6 +177,10 @@ def serve(module: str, path: Path, ready: Path) -> None:
                     os._exit(code)
             for fd in fds:
                 os.close(fd)
+            try:  # the attempt has started: from now on the client must not run it again
+                conn.sendall(json.dumps({"forked": pid}).encode() + b"\n")
+            except OSError:
+                pass
             _, status = os.waitpid(pid, 0)
             code = os.waitstatus_to_exitcode(status)
             code = 128 - code if code < 0 else code  # killed by signal N: 128 + N, as a shell

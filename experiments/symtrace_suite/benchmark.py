@@ -124,9 +124,12 @@ class SuiteBenchmark:
             "category of the mistake at the anchor; self-reflection and critic beat the "
             "unguided rerun (which only draws a new sample); any Δ at an anchor at or "
             "before the mistake lowers its rate there, where a rerun only redraws it.",
-            "RQ1: a live rerun redraws every decision while a replay to the target keeps the "
-            "prefix, so replay reproduces at least as often as rerun whenever the source's "
-            "mistake lies at or after the target — also a property of the simulation.",
+            "RQ1: the stub draws each decision's mistake from the attempt's seed and the "
+            "request, with no memory of the source run. A replay keeps the prefix but "
+            "regenerates the target decision itself, so the source's mistake there recurs "
+            "with probability about 1 − skill, as in a rerun; replay can reproduce more "
+            "often only through what the kept prefix already holds. A real model's "
+            "consistency under the same context (the paper's 80.78% rep_1) is not modelled.",
             "What the stub does test: that the pipeline records, replays to the right "
             "anchor, restores the prefix state, scores and aggregates without bias, and that "
             "sequential, parallel and warm runs give identical rows.",

@@ -2,8 +2,8 @@
 
 Every LLM request re-sends the whole conversation, so storing requests verbatim makes a bundle
 grow with the square of the conversation length. Instead each sizeable string or object in a
-request or response is stored once under its digest (`blobs/sha256-<hex>.json`) and replaced
-in the event line by `{"$blob": "sha256:<hex>"}`; the next request re-uses the refs.
+request or response is stored once under its digest (one line of the blob pack, blobs.jsonl)
+and replaced in the event line by `{"$blob": "sha256:<hex>"}`; the next request re-uses the refs.
 
 Splitting is bottom-up: a long message content becomes a blob, then the (now small) message
 object is kept inline or stored as a blob of its own if still large. A list of objects (the
@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from symtrace.model.canonical import JSONValue, canonical_bytes
-from symtrace.model.hashing import digest_bytes
+from symtrace.bundle.seal import canon, sha256_ref
+from symtrace.model.canonical import JSONValue
 
 BLOB_MIN_BYTES = 128
 CHAIN_MIN_ITEMS = 3
@@ -50,10 +50,10 @@ def split(value: JSONValue, store: Callable[[str, bytes], None]) -> JSONValue:
 
 
 def _maybe_blob(value: JSONValue, store: Callable[[str, bytes], None], force: bool) -> JSONValue:
-    data = canonical_bytes(value)
+    data = canon(value)
     if not force and len(data) < BLOB_MIN_BYTES:
         return value
-    ref = digest_bytes(data)
+    ref = sha256_ref(data)
     store(ref, data)
     return {REF_KEY: ref}
 
@@ -61,36 +61,81 @@ def _maybe_blob(value: JSONValue, store: Callable[[str, bytes], None], force: bo
 def _chain(items: list[JSONValue], store: Callable[[str, bytes], None]) -> JSONValue:
     previous: str | None = None
     for item in items:
-        data = canonical_bytes({"$i": item, "$p": previous})
-        previous = digest_bytes(data)
+        data = canon({"$i": item, "$p": previous})
+        previous = sha256_ref(data)
         store(previous, data)
     return {CHAIN_KEY: previous}
 
 
+class Joiner:
+    """Inverse of split(): replaces refs by their content, each ref joined once.
+
+    *load(ref)* returns a blob's parsed content. Joined values are memoized by ref and
+    shared between the events that name them (a conversation's messages are one set of
+    objects, however many requests re-send them): event content is read-only data. A chain
+    reuses its previous node's joined list, so joining a whole bundle is linear in its
+    unique content plus one list copy per chain node.
+    """
+
+    def __init__(self, load: Callable[[str], JSONValue]) -> None:
+        self.load = load
+        self.memo: dict[str, Any] = {}
+
+    def join(self, value: Any) -> JSONValue:
+        if isinstance(value, list):
+            return [self.join(item) for item in value]
+        if isinstance(value, dict):
+            if len(value) == 1:
+                ref = value.get(REF_KEY)
+                if isinstance(ref, str):
+                    return self._blob(ref)
+                chain = value.get(CHAIN_KEY, _NO_CHAIN)
+                if chain is not _NO_CHAIN:
+                    return list(self._chain(chain))
+            return {key: self.join(item) for key, item in value.items()}
+        return value
+
+    def _blob(self, ref: str) -> JSONValue:
+        if ref not in self.memo:
+            self.memo[ref] = self.join(self.load(ref))
+        return self.memo[ref]
+
+    def _chain(self, ref: str | None) -> list[JSONValue]:
+        """The joined list a chain node ends, built forward from the nearest memoized node."""
+        pending: list[tuple[str, Any]] = []
+        while ref is not None and ref not in self.memo:
+            node = self.load(ref)
+            if not isinstance(node, dict) or "$i" not in node:
+                raise ValueError(f"blob {ref} is not a list node")
+            pending.append((ref, node["$i"]))
+            ref = node.get("$p")
+        items: list[JSONValue] = self.memo[ref] if ref is not None else []
+        for node_ref, item in reversed(pending):
+            items = [*items, self.join(item)]
+            self.memo[node_ref] = items
+        return items
+
+
+_NO_CHAIN = object()
+
+
 def join(value: Any, load: Callable[[str], JSONValue]) -> JSONValue:
-    """Inverse of split(): replace refs by their (recursively joined) content."""
+    """Inverse of split() for one value (a Joiner shares work across many)."""
+    return Joiner(load).join(value)
+
+
+def refs_in(value: Any) -> list[str]:
+    """The blob refs an event line's request or response names directly."""
+    found: list[str] = []
     if isinstance(value, list):
-        return [join(item, load) for item in value]
-    if isinstance(value, dict):
+        for item in value:
+            found.extend(refs_in(item))
+    elif isinstance(value, dict):
         if is_ref(value):
-            if REF_KEY in value:
-                return join(load(value[REF_KEY]), load)
-            return _unchain(value[CHAIN_KEY], load)
-        return {key: join(item, load) for key, item in value.items()}
-    return value
-
-
-def _unchain(ref: str | None, load: Callable[[str], JSONValue]) -> list[JSONValue]:
-    items: list[JSONValue] = []
-    while ref is not None:
-        node = load(ref)
-        if not isinstance(node, dict) or "$i" not in node:
-            raise ValueError(f"blob {ref} is not a list node")
-        items.append(join(node["$i"], load))
-        ref = node.get("$p")
-    items.reverse()
-    return items
-
-
-def blob_filename(ref: str) -> str:
-    return ref.replace(":", "-") + ".json"
+            ref = value.get(REF_KEY) or value.get(CHAIN_KEY)
+            if isinstance(ref, str):
+                found.append(ref)
+        else:
+            for item in value.values():
+                found.extend(refs_in(item))
+    return found

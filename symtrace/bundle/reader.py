@@ -1,8 +1,12 @@
 """Reading and verifying a bundle. Every failure is a typed BundleError, never "absent".
 
-Loading verifies as it goes: each blob's bytes must hash to its name, each event's request,
-response and content hashes are recomputed, and for a complete bundle the events digest in
-the manifest must match. A bundle that fails any check is not half-trusted.
+`load_bundle` (what replay, show and diagnose use) checks the seal: the sha256 of every file
+and the root digest over the manifest and those digests, in C-speed passes over the bytes;
+if anything differs it names the first field that does (locate.py). Blobs are parsed lazily,
+once each, through the pack's index. `verify_bundle` (`symtrace verify`) adds the deep checks:
+every blob against its ref, every event's request/response/content hash recomputed, counts
+and the events digest against the manifest. An unsealed bundle (its recording process was
+killed) has no seal to check: it is read up to its last complete line and deep-checked.
 """
 
 from __future__ import annotations
@@ -16,7 +20,22 @@ from typing import Any
 import orjson
 
 from symtrace.bundle import blobs
-from symtrace.bundle.format import BLOBS, EVENTS, MANIFEST, STDOUT, check_manifest, events_digest
+from symtrace.bundle.format import (
+    DIGEST,
+    EVENTS,
+    MANIFEST,
+    PACK,
+    SEALED_FILES,
+    STDOUT,
+    check_manifest,
+    check_version,
+    counts_of,
+    events_digest,
+)
+from symtrace.bundle.lazy import LazyEvent
+from symtrace.bundle.locate import locate
+from symtrace.bundle.pack import PackReader
+from symtrace.bundle.seal import root_digest, sha256_ref
 from symtrace.errors import (
     BundleFormatError,
     BundleIntegrityError,
@@ -25,7 +44,6 @@ from symtrace.errors import (
 )
 from symtrace.model.canonical import JSONValue
 from symtrace.model.events import Event, EventType
-from symtrace.model.hashing import digest_bytes
 
 
 @dataclass(frozen=True)
@@ -56,6 +74,15 @@ class Bundle:
     @property
     def complete(self) -> bool:
         return bool(self.manifest.get("complete"))
+
+    @property
+    def sealed(self) -> bool:
+        return DIGEST in self.manifest
+
+    @property
+    def root_digest(self) -> str | None:
+        seal = self.manifest.get(DIGEST)
+        return seal.get("root") if isinstance(seal, dict) else None
 
     @property
     def lineage(self) -> dict[str, Any] | None:
@@ -89,8 +116,23 @@ class Bundle:
 
 
 def load_bundle(path: str | os.PathLike[str]) -> Bundle:
-    """Load and verify the bundle at *path*."""
-    root = Path(path)
+    """Load the bundle at *path*, checking its seal (any changed byte is named)."""
+    return _load(Path(path), deep=False)
+
+
+def verify_bundle(path: str | os.PathLike[str]) -> Bundle:
+    """Load with every check: the seal, every blob, every event hash, counts, events digest."""
+    return _load(Path(path), deep=True)
+
+
+def read_partial(root: Path, manifest: dict[str, Any]) -> list[Event]:
+    """Events of a bundle still being written (complete lines only, no seal)."""
+    files = _read_files(root)
+    pack = PackReader(_complete_lines(files[PACK] or b""), verify=True)
+    return _parse_events(_complete_lines(files[EVENTS] or b""), pack, verify=False)
+
+
+def _load(root: Path, *, deep: bool) -> Bundle:
     manifest_path = root / MANIFEST
     if not manifest_path.is_file():
         raise BundleNotFound(f"no bundle at {root} (missing {MANIFEST})")
@@ -98,93 +140,132 @@ def load_bundle(path: str | os.PathLike[str]) -> Bundle:
         manifest = orjson.loads(manifest_path.read_bytes())
     except orjson.JSONDecodeError as exc:
         raise BundleFormatError(f"{manifest_path}: not valid JSON ({exc})") from exc
-    check_manifest(manifest, str(manifest_path))
-
+    check_version(manifest, str(manifest_path))
+    files = _read_files(root)
     warnings: list[str] = []
-    events = _read_events(root, manifest, _blob_loader(root), warnings)
+    sealed = DIGEST in manifest
+    if sealed and not _seal_holds(manifest, files):
+        raise _at(root, locate(manifest, files))
+    check_manifest(manifest, str(manifest_path))
+    if sealed:
+        events_data, pack_data = files[EVENTS] or b"", files[PACK] or b""
+    else:
+        warnings.append(
+            "bundle is unsealed: the recording process did not finish (killed?); read up to "
+            "its last complete line"
+        )
+        events_data = _complete_lines(files[EVENTS] or b"")
+        pack_data = _complete_lines(files[PACK] or b"")
+        if len(events_data) != len(files[EVENTS] or b""):
+            warnings.append(f"{EVENTS}: dropped a partial last line left by an interrupted run")
+    try:
+        pack = PackReader(pack_data, verify=deep or not sealed)
+        events = _parse_events(events_data, pack, verify=deep or not sealed)
+        _check_graph(events, complete=bool(manifest.get("complete")))
+        if deep:
+            pack.check_all()
+            _check_totals(manifest, events)
+    except BundleIntegrityError as exc:
+        raise _at(root, exc) from None
     if not manifest.get("complete"):
-        warnings.append("bundle is incomplete: the recorded run did not finish cleanly")
-    elif manifest.get("events_digest") and manifest["events_digest"] != events_digest(events):
-        raise BundleIntegrityError(f"{root}: events digest does not match the manifest")
+        outcome = manifest.get("outcome") or {}
+        why = outcome.get("status") or "did not finish"
+        warnings.append(f"bundle is incomplete: the recorded run {why_text(why)}")
+    events.sort(key=lambda e: e.position)
     return Bundle(root, manifest, tuple(events), tuple(warnings))
 
 
-def read_partial(root: Path, manifest: dict[str, Any]) -> list[Event]:
-    """Events of a bundle still being written (no completeness or digest checks)."""
-    loader = _blob_loader(root)
-    return _read_events(root, {**manifest, "complete": False}, loader, [])
+def why_text(status: str) -> str:
+    return {
+        "killed": "was killed",
+        "interrupted": "was interrupted (SIGINT)",
+        "terminated": "was terminated (SIGTERM)",
+    }.get(status, f"did not finish ({status})")
 
 
-def _blob_loader(root: Path) -> Any:
-    cache: dict[str, JSONValue] = {}
+def _at(root: Path, exc: BundleIntegrityError) -> BundleIntegrityError:
+    return BundleIntegrityError(exc.what, where=exc.where, bundle=str(root))
 
-    def load_blob(ref: str) -> JSONValue:
-        if ref in cache:
-            return cache[ref]
-        blob_path = root / BLOBS / blobs.blob_filename(ref)
+
+def _read_files(root: Path) -> dict[str, bytes | None]:
+    files: dict[str, bytes | None] = {}
+    for name in SEALED_FILES:
+        path = root / name
         try:
-            data = blob_path.read_bytes()
+            files[name] = path.read_bytes()
         except FileNotFoundError:
-            raise BundleIntegrityError(f"{root}: blob {ref} is missing") from None
-        if digest_bytes(data) != ref:
-            raise BundleIntegrityError(f"{root}: blob {ref} does not match its digest")
-        try:
-            value = orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            raise BundleFormatError(f"{blob_path}: not valid JSON") from exc
-        cache[ref] = value
-        return value
-
-    return load_blob
+            files[name] = None
+        except OSError as exc:
+            raise BundleFormatError(f"{path}: cannot read ({exc})") from exc
+    return files
 
 
-def _read_events(
-    root: Path, manifest: dict[str, Any], load_blob: Any, warnings: list[str]
-) -> list[Event]:
-    path = root / EVENTS
-    if not path.exists():
-        if manifest.get("complete"):
-            raise BundleFormatError(f"{root}: {EVENTS} is missing")
-        return []
-    raw = path.read_bytes()
-    lines = raw.split(b"\n")
-    tail = lines.pop()  # b"" when the file ends with a newline
-    if tail:
-        if manifest.get("complete"):
-            raise BundleFormatError(f"{path}: truncated last line")
-        warnings.append(f"{path.name}: dropped a partial last line left by an interrupted run")
+def _seal_holds(manifest: dict[str, Any], files: dict[str, bytes | None]) -> bool:
+    seal = manifest.get(DIGEST)
+    if not isinstance(seal, dict) or not isinstance(seal.get("files"), dict):
+        return False
+    actual = {name: sha256_ref(data) for name, data in files.items() if data is not None}
+    return seal["files"] == actual and seal.get("root") == root_digest(manifest, actual)
+
+
+def _complete_lines(data: bytes) -> bytes:
+    return data[: data.rfind(b"\n") + 1]
+
+
+def _parse_events(data: bytes, pack: PackReader, *, verify: bool) -> list[Event]:
     events: list[Event] = []
     seen: set[str] = set()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    joiner = blobs.Joiner(pack.load)
+    lines = data.split(b"\n")
+    lines.pop()  # b"" after the last newline
+    for index, line in enumerate(lines):
+        where = f"events[{index}]"
         try:
-            record = orjson.loads(line)
-            record["request"] = blobs.join(record.get("request"), load_blob)
-            record["response"] = blobs.join(record.get("response"), load_blob)
-            event = Event.from_json(record)
-        except (orjson.JSONDecodeError, KeyError, ValueError, TypeError) as exc:
+            event: Event = LazyEvent.of(orjson.loads(line), joiner)
+        except (orjson.JSONDecodeError, KeyError, ValueError, TypeError, AttributeError) as exc:
             if isinstance(exc, BundleFormatError):
                 raise
-            raise BundleFormatError(f"{path}:{number}: not a valid event ({exc})") from exc
+            raise BundleFormatError(
+                f"{EVENTS} line {index + 1}: not a valid event ({exc})"
+            ) from exc
         if event.id in seen:
-            raise BundleFormatError(f"{path}:{number}: duplicate event id {event.id}")
+            raise BundleIntegrityError(f"duplicate event id {event.id}", where=f"{where}.id")
         seen.add(event.id)
-        _verify_event(root, event)
+        if verify:
+            recomputed = event.with_hashes()
+            for name in ("request_hash", "response_hash", "content_hash"):
+                if getattr(recomputed, name) != getattr(event, name):
+                    raise BundleIntegrityError(
+                        f"{event.id} {name} does not match its content", where=f"{where}.{name}"
+                    )
         events.append(event)
-    events.sort(key=lambda e: e.position)
-    known = {e.id for e in events}
-    for event in events:
-        for parent in event.parent_ids:
-            if parent not in known:
-                raise BundleFormatError(f"{root}: {event.id} names unknown parent {parent}")
     return events
 
 
-def _verify_event(root: Path, event: Event) -> None:
-    recomputed = event.with_hashes()
-    for name in ("request_hash", "response_hash", "content_hash"):
-        if getattr(recomputed, name) != getattr(event, name):
-            raise BundleIntegrityError(
-                f"{root}: {event.id} {name} does not match its content (tampered or damaged)"
-            )
+def _check_graph(events: list[Event], *, complete: bool) -> None:
+    index = {e.id: i for i, e in enumerate(events)}
+    for i, event in enumerate(events):
+        for parent in event.parent_ids:
+            if parent not in index:
+                raise BundleIntegrityError(
+                    f"{event.id} names unknown parent {parent}", where=f"events[{i}].parents"
+                )
+    if complete:
+        by_position = sorted(range(len(events)), key=lambda i: events[i].position)
+        for expected, i in enumerate(by_position):
+            if events[i].position != expected:
+                raise BundleIntegrityError(
+                    f"{events[i].id} has position {events[i].position}; a complete bundle's "
+                    f"positions run 0..{len(events) - 1}",
+                    where=f"events[{i}].position",
+                )
+
+
+def _check_totals(manifest: dict[str, Any], events: list[Event]) -> None:
+    if manifest.get("counts") is not None and manifest["counts"] != counts_of(events):
+        raise BundleIntegrityError("counts differ from the events", where="manifest.counts")
+    recorded = manifest.get("events_digest")
+    if recorded is not None and recorded != events_digest(events):
+        raise BundleIntegrityError(
+            "events digest differs from the events", where="manifest.events_digest"
+        )

@@ -1,10 +1,18 @@
-"""Writing a bundle: append-only, crash-safe, nothing half-written.
+"""Writing a bundle: append-only, O(1) per event, crash-safe, sealed at the end.
 
-The manifest is written first with `complete: false` and rewritten atomically (temp file +
-rename) at the end, so a run killed mid-way leaves a readable bundle marked incomplete. Each
-event is one line appended to events.jsonl after its blobs are on disk (blobs are written to a
-temp name and renamed); a reader therefore never sees a line whose blobs are missing, and at
-worst a final partial line, which it discards for incomplete bundles only.
+API (docs/bundle-format.md, *Writer API*): `BundleWriter(path, manifest, redactor=...)`,
+`.open()` or `BundleWriter.reopen(path)`, `.write_event(event)`, `.write_stdout(data)`,
+`.mark(**fields)`, `.finalize(**fields)` (seal), `.close()`, `.abort()`; `.events` holds what
+was written.
+
+Files are opened once and appended to: blob lines first (blobs.jsonl), then the event line
+(events.jsonl), then its field sums (sums.jsonl), each flushed to the kernel before the call
+returns. A process killed at any point therefore leaves a readable prefix: every complete
+event line's blobs are on disk, a torn last line is cut by the next reader or writer, and a
+missing sums line is recomputed from its event line. Nothing is fsynced per event; sealing
+fsyncs every file, then writes the manifest atomically (temp file, fsync, rename, directory
+fsync), so a sealed bundle survives power loss and an unsealed one is readable up to its
+last complete line.
 
 A bundle that is the product of a larger operation (a selective replay's child bundle) is
 written into a staging directory and renamed into place on success, so a failed operation
@@ -18,25 +26,33 @@ import os
 import shutil
 import threading
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
 from symtrace.bundle import blobs
-from symtrace.bundle.format import BLOBS, EVENTS, FORMAT_VERSION, MANIFEST, STDOUT, events_digest
+from symtrace.bundle.format import (
+    DIGEST,
+    EVENTS,
+    FORMAT_VERSION,
+    MANIFEST,
+    PACK,
+    STDOUT,
+    SUMS,
+    counts_of,
+    events_digest,
+)
+from symtrace.bundle.pack import pack_line, scan
 from symtrace.bundle.reader import read_partial
-from symtrace.errors import BundleExistsError, BundleWriteError
-from symtrace.model.canonical import canonical_bytes, pretty_bytes
+from symtrace.bundle.seal import canon, event_sums, root_digest, sha256_ref, trailer
+from symtrace.errors import BundleExistsError, BundleFormatError, BundleWriteError
+from symtrace.model.canonical import pretty_bytes
 from symtrace.model.events import Event
 from symtrace.model.redaction import Redactor
 
 
 def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Write via a temp file and rename, so readers see all of the old or all of the new.
-
-    `durable` adds an fsync (the manifest). Blobs skip it: a killed process loses nothing
-    already written, and a blob torn by power loss is caught by its digest on load.
-    """
+    """Write via a temp file and rename, so readers see all of the old or all of the new."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
     with open(tmp, "wb") as fh:
         fh.write(data)
@@ -44,6 +60,15 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
             fh.flush()
             os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 class BundleWriter:
@@ -60,6 +85,7 @@ class BundleWriter:
     ) -> None:
         self.path = Path(path)
         self.manifest = {**manifest, "format_version": FORMAT_VERSION, "complete": False}
+        self.manifest.pop(DIGEST, None)
         self.redactor = redactor
         self.overwrite = overwrite
         self.staging = staging
@@ -67,44 +93,37 @@ class BundleWriter:
         self._lock = threading.Lock()
         self._known_blobs: set[str] = set()
         self._dir = self.path
-        self._events_fh: Any = None
+        self._files: dict[str, IO[bytes]] = {}
 
     # -- lifecycle -----------------------------------------------------------------------
     @classmethod
     def reopen(cls, path: str | os.PathLike[str], *, redactor: Redactor) -> BundleWriter:
         """Continue a bundle another process started (the CLI parent, or its child).
 
-        A partial last line left by a killed writer is cut off first, so appends start on a
-        line boundary; the events already on disk are loaded so counts and digests cover them.
+        Torn last lines left by a killed writer are cut first, so appends start on a line
+        boundary, and sums missing for complete event lines are recomputed; the events
+        already on disk are loaded so counts and digests cover them. A sealed bundle is
+        final and cannot be reopened.
         """
         root = Path(path)
         try:
             manifest = orjson.loads((root / MANIFEST).read_bytes())
         except (OSError, orjson.JSONDecodeError) as exc:
             raise BundleWriteError(f"cannot reopen bundle at {root}: {exc}") from exc
+        if DIGEST in manifest:
+            raise BundleWriteError(f"cannot reopen bundle at {root}: it is sealed")
         writer = cls(root, manifest, redactor=redactor, overwrite=True)
         writer.manifest = manifest
-        events_path = root / EVENTS
         try:
-            if events_path.exists():
-                raw = events_path.read_bytes()
-                cut = raw.rfind(b"\n") + 1
-                if cut != len(raw):
-                    with open(events_path, "r+b") as fh:
-                        fh.truncate(cut)
+            for name in (PACK, EVENTS, SUMS):
+                _cut_torn_tail(root / name)
+            _complete_sums(root)
+            writer._known_blobs = set(scan((root / PACK).read_bytes()))
             writer.events = read_partial(root, manifest)
-            writer._known_blobs = {
-                p.stem.replace("-", ":", 1) for p in (root / BLOBS).glob("*.json")
-            }
-            writer._events_fh = open(events_path, "ab")  # noqa: SIM115 - kept open
+            writer._open_files()
         except OSError as exc:
             raise BundleWriteError(f"cannot reopen bundle at {root}: {exc}") from exc
         return writer
-
-    def close(self) -> None:
-        """Stop writing without completing (the other process finalizes)."""
-        with self._lock:
-            self._close_events()
 
     def open(self) -> BundleWriter:
         if (self.path / MANIFEST).exists() and not self.overwrite:
@@ -118,22 +137,50 @@ class BundleWriter:
                 shutil.rmtree(self._dir, ignore_errors=True)
             elif self.overwrite and self.path.exists():
                 shutil.rmtree(self.path)
-            (self._dir / BLOBS).mkdir(parents=True, exist_ok=True)
+            self._dir.mkdir(parents=True, exist_ok=True)
+            for name in (PACK, EVENTS, SUMS):
+                (self._dir / name).write_bytes(b"")
             self._write_manifest()
-            self._events_fh = open(self._dir / EVENTS, "ab")  # noqa: SIM115 - kept open
+            self._open_files()
         except OSError as exc:
             raise BundleWriteError(f"cannot write bundle at {self.path}: {exc}") from exc
         return self
 
+    def close(self) -> None:
+        """Stop writing without sealing (another process continues or seals)."""
+        with self._lock:
+            self._close_files(durable=False)
+
     def finalize(self, **updates: Any) -> None:
-        """Mark the bundle complete (or record why not) and move it into place."""
+        """Seal the bundle: counts, digests, `complete` (True unless given), root digest.
+
+        An incomplete run is sealed too (`finalize(complete=False, outcome=...)`): its
+        events are then covered like any others, and the manifest says why it stopped.
+        """
         with self._lock:
             self.manifest.update(updates)
-            self.manifest["counts"] = _counts(self.events)
+            self.manifest["counts"] = counts_of(self.events)
             self.manifest["events_digest"] = events_digest(self.events)
             self.manifest.setdefault("complete", True)
-            self._close_events()
-            self._write_manifest()
+            self.manifest.pop(DIGEST, None)
+            try:
+                stdout_path = self._dir / STDOUT
+                stdout = stdout_path.read_bytes() if stdout_path.exists() else None
+                self._files[SUMS].write(canon(trailer(self.manifest, stdout)) + b"\n")
+                self._close_files(durable=True)
+                files = {
+                    name: sha256_ref((self._dir / name).read_bytes())
+                    for name in (SUMS, EVENTS, PACK, STDOUT)
+                    if (self._dir / name).exists()
+                }
+                self.manifest[DIGEST] = {
+                    "files": files,
+                    "root": root_digest(self.manifest, files),
+                }
+                self._write_manifest()
+                _fsync_dir(self._dir)
+            except OSError as exc:
+                raise BundleWriteError(f"cannot seal bundle at {self.path}: {exc}") from exc
             if self.staging:
                 if self.path.exists():
                     shutil.rmtree(self.path)
@@ -141,21 +188,21 @@ class BundleWriter:
                 self._dir = self.path
 
     def mark(self, **updates: Any) -> None:
-        """Update manifest fields without completing (e.g. outcome of an aborted run)."""
+        """Update manifest fields without sealing (e.g. the outcome of an aborted run)."""
         with self._lock:
             self.manifest.update(updates)
             self._write_manifest()
 
     def abort(self) -> None:
-        """Drop a staged bundle; a non-staged one stays, marked incomplete."""
+        """Drop a staged bundle; a non-staged one stays, unsealed and incomplete."""
         with self._lock:
-            self._close_events()
+            self._close_files(durable=False)
             if self.staging:
                 shutil.rmtree(self._dir, ignore_errors=True)
 
     # -- content -------------------------------------------------------------------------
     def write_event(self, event: Event) -> None:
-        """Append one event (hashes already computed on the redacted content)."""
+        """Append one event (hashes already computed on the redacted content). O(1)."""
         pending: dict[str, bytes] = {}
 
         def store(ref: str, data: bytes) -> None:
@@ -166,44 +213,70 @@ class BundleWriter:
             record = event.to_json()
             record["request"] = blobs.split(record["request"], store)
             record["response"] = blobs.split(record["response"], store)
-            line = canonical_bytes(record) + b"\n"
+            line = canon(record) + b"\n"
+            packed = b"".join(pack_line(ref, data) for ref, data in pending.items())
             # Scan everything first: a refused event writes nothing at all.
-            self.redactor.check(line, f"event {event.id}")
-            for ref, data in pending.items():
-                self.redactor.check(data, f"event {event.id} blob {ref}")
+            self.redactor.check(line + packed, f"event {event.id}")
+            if not self._files:
+                raise BundleWriteError(f"cannot append to {self.path}: the writer is closed")
             try:
-                for ref, data in pending.items():
-                    target = self._dir / BLOBS / blobs.blob_filename(ref)
-                    if not target.exists():
-                        atomic_write(target, data, durable=False)
-                    self._known_blobs.add(ref)
-                self._events_fh.write(line)
-                self._events_fh.flush()
+                if packed:
+                    self._append(PACK, packed)
+                self._append(EVENTS, line)
+                self._append(SUMS, canon(event_sums(record)) + b"\n")
             except OSError as exc:
                 raise BundleWriteError(f"cannot append to {self.path}: {exc}") from exc
+            self._known_blobs.update(pending)
             self.events.append(event)
 
     def write_stdout(self, data: bytes) -> None:
         self.redactor.check(data, "captured stdout")
-        atomic_write(self._dir / STDOUT, data)
+        atomic_write(self._dir / STDOUT, data, durable=False)
 
     # -- internals -----------------------------------------------------------------------
+    def _append(self, name: str, data: bytes) -> None:
+        fh = self._files[name]
+        fh.write(data)
+        fh.flush()
+
+    def _open_files(self) -> None:
+        for name in (PACK, EVENTS, SUMS):
+            self._files[name] = open(self._dir / name, "ab")  # noqa: SIM115 - kept open
+
+    def _close_files(self, *, durable: bool) -> None:
+        for fh in self._files.values():
+            with contextlib.suppress(OSError):
+                fh.flush()
+                if durable:
+                    os.fsync(fh.fileno())
+            fh.close()
+        self._files = {}
+
     def _write_manifest(self) -> None:
         data = pretty_bytes(self.manifest)
         self.redactor.check(data, "manifest")
         atomic_write(self._dir / MANIFEST, data + b"\n")
 
-    def _close_events(self) -> None:
-        if self._events_fh is not None:
-            with contextlib.suppress(OSError):
-                self._events_fh.flush()
-                os.fsync(self._events_fh.fileno())
-            self._events_fh.close()
-            self._events_fh = None
+
+def _cut_torn_tail(path: Path) -> None:
+    """Cut a partial last line (a writer killed mid-append) so appends start on a boundary."""
+    if not path.exists():
+        path.write_bytes(b"")
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with open(path, "r+b") as fh:
+            fh.truncate(data.rfind(b"\n") + 1)
 
 
-def _counts(events: list[Event]) -> dict[str, int]:
-    counts: dict[str, int] = {"events": len(events)}
-    for event in events:
-        counts[event.type.value] = counts.get(event.type.value, 0) + 1
-    return dict(sorted(counts.items()))
+def _complete_sums(root: Path) -> None:
+    """Recompute sums lines a killed writer did not get to (one per complete event line)."""
+    events = (root / EVENTS).read_bytes().split(b"\n")[:-1]
+    sums_path = root / SUMS
+    have = sums_path.read_bytes().count(b"\n")
+    if have > len(events):
+        raise BundleFormatError(f"{root}: {SUMS} has more lines than {EVENTS}")
+    if have < len(events):
+        with open(sums_path, "ab") as fh:
+            for line in events[have:]:
+                fh.write(canon(event_sums(orjson.loads(line))) + b"\n")

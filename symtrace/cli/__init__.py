@@ -63,10 +63,21 @@ def cmd_record(args: argparse.Namespace) -> int:
         force=args.force,
         quiet=args.quiet,
     )
-    _err(
-        f"symtrace: recorded {outcome.events} events into {outcome.bundle} "
-        f"(program exit code {outcome.exit_code})"
-    )
+    if outcome.complete:
+        _err(
+            f"symtrace: recorded {outcome.events} events into {outcome.bundle} "
+            f"(program exit code {outcome.exit_code})"
+        )
+    else:
+        stopped = {
+            "interrupted": f"interrupted ({outcome.signal})",
+            "terminated": f"terminated ({outcome.signal})",
+            "killed": f"the program was killed by {outcome.signal}",
+        }.get(outcome.status, "the program ended without finishing its recording")
+        _err(
+            f"symtrace: {stopped}: {outcome.events} events recorded into {outcome.bundle}, "
+            f"which is marked incomplete (exit code {outcome.exit_code})"
+        )
     for egress in outcome.unrecorded_egress:
         _err(
             f"symtrace: note: unrecorded egress to {egress['host']}:{egress['port']} "
@@ -169,13 +180,15 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from symtrace.bundle import load_bundle
+    from symtrace.bundle import verify_bundle
 
-    bundle = load_bundle(args.bundle)
-    state = "complete" if bundle.complete else "INCOMPLETE"
+    bundle = verify_bundle(args.bundle)
+    outcome = bundle.manifest.get("outcome") or {}
+    state = "complete" if bundle.complete else f"INCOMPLETE ({outcome.get('status', 'unsealed')})"
+    seal = f"sealed, root {bundle.root_digest}" if bundle.sealed else "UNSEALED"
     print(
-        f"ok: {bundle.path} format v{bundle.manifest['format_version']}, {state}, "
-        f"{len(bundle.events)} events, every digest verified ({bundle.digest})"
+        f"ok: {bundle.path} format v{bundle.manifest['format_version']}, {state}, {seal}, "
+        f"{len(bundle.events)} events, every digest verified"
     )
     for warning in bundle.warnings:
         print(f"warning: {warning}")
@@ -198,10 +211,15 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_adapters(args: argparse.Namespace) -> int:
     from symtrace.frameworks.registry import load, registered
 
+    rows = []
     for name in registered():
         adapter = load(name)
         state = "available" if adapter.is_available() else "framework not installed"
-        print(f"{name:20} {adapter.requires:40} {state}")
+        rows.append((name, state, adapter.requires))
+    # the requirement last: it is the long column, and may run past a narrow terminal
+    width = max((len(name) for name, _, _ in rows), default=0) + 2
+    for name, state, requires in rows:
+        print(f"{name:{width}}{state:25}{requires}")
     return 0
 
 
@@ -382,6 +400,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _err(f"symtrace: error: {exc}")
         return EXIT_USAGE
     except KeyboardInterrupt:
+        _err("symtrace: interrupted (SIGINT)")
         return 130
 
 

@@ -53,7 +53,8 @@ def add_parsers(subparsers: Any) -> None:
         "picks is the labelled mistake, next to random/first/last picks. Details and every "
         "coefficient: docs/diagnosis.md.",
     )
-    d.add_argument("bundle", metavar="BUNDLE", nargs="?")
+    d.add_argument("bundle", metavar="BUNDLE", nargs="?",
+                   help="a bundle directory, or a chat or request log to import")
     d.add_argument(
         "--eval",
         dest="eval_labels",
@@ -94,7 +95,7 @@ def add_parsers(subparsers: Any) -> None:
         "only. Exits with the replayed program's exit code; 92 when there is nothing to "
         "repair.",
     )
-    r.add_argument("bundle", metavar="BUNDLE")
+    r.add_argument("bundle", metavar="BUNDLE", help="the recorded bundle to repair")
     r.add_argument("-o", "--out", help="directory for the child bundle")
     r.add_argument(
         "--anchor-policy", default="suspicious", choices=[p.value for p in AnchorPolicy],

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from symtrace.errors import AdapterError
-from symtrace.patching import find_elsewhere
+from symtrace.patching import find_elsewhere, install_finder
 
 # module name -> (distribution, first unsupported major version, why, what to do instead)
 UNSUPPORTED: dict[str, tuple[str, int, str, str]] = {
@@ -86,8 +86,7 @@ def arm() -> None:
     with _lock:
         if _finder is None:
             _finder = _RefusingFinder()
-        if _finder not in sys.meta_path:
-            sys.meta_path.insert(0, _finder)
+        install_finder(_finder)
 
 
 class _RefusingFinder(importlib.abc.MetaPathFinder):

@@ -126,11 +126,14 @@ class Event:
         return cls(
             id=data["id"],
             position=int(data["position"]),
-            type=EventType(data["type"]),
+            type=_EVENT_TYPES.get(data["type"]) or EventType(data["type"]),
             lane=data["lane"],
             agent=data.get("agent"),
             reason=data.get("reason"),
-            parents=tuple(Edge(p["source"], EdgeKind(p["kind"])) for p in data.get("parents", [])),
+            parents=tuple(
+                Edge(p["source"], _EDGE_KINDS.get(p["kind"]) or EdgeKind(p["kind"]))
+                for p in data.get("parents", [])
+            ),
             request=data.get("request"),
             request_hash=data.get("request_hash"),
             response=data.get("response"),
@@ -138,6 +141,12 @@ class Event:
             meta=dict(data.get("meta") or {}),
             content_hash=data.get("content_hash", ""),
         )
+
+
+# Enum calls dominate reading a large bundle; a dict finds the member (an unknown value still
+# raises ValueError through the Enum call).
+_EVENT_TYPES = {member.value: member for member in EventType}
+_EDGE_KINDS = {member.value: member for member in EdgeKind}
 
 
 def event_id(event_type: EventType, ordinal: int) -> str:

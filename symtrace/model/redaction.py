@@ -1,10 +1,27 @@
-"""Keep secrets off disk: scrub known secret values, drop credential headers, refuse the rest.
+"""Keep credentials off disk without changing what the program sees.
 
-Redaction runs before hashing as well as before writing, so a recorded digest never depends
-on a key, and the same scrubbing applied to a replayed request gives the same digest. After
-scrubbing, every byte about to be written is scanned for secret-shaped text; a hit raises
-RedactionError and the record is not written: a replay bundle is shared, a leaked key is not
-recoverable.
+What is replaced, wherever it occurs (request bodies and URLs, tool arguments and results,
+LLM responses, stdout, the manifest), before anything is hashed:
+
+- the value of every environment variable with a credential name (`*_KEY`, `*API_KEY*`,
+  `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, `*CREDENTIAL*`, `*AUTH*`) and of every variable
+  declared with `--secret-env NAME`, by `[REDACTED:NAME]` (values of 8 characters or more);
+- the value of a credential-named query parameter (`api_key`, `key`, `token`,
+  `access_token`, `client_secret`, `sig`, …) in a URL or query string, by `[REDACTED]`;
+- secret-shaped text (`sk-…` keys, bearer tokens, AWS key ids, GitHub/Slack tokens,
+  private-key blocks), by `[REDACTED]`.
+Credential headers are never stored.
+
+Record and replay apply the same replacement, so a replayed request hashes like the
+recorded one even when its key differs. What the program *receives* on replay comes from the
+bundle, so a replacement there must be undone: `[REDACTED:NAME]` in a served response, tool
+result or restarted argv is restored from the replaying process's own NAME (`restore`).
+Unnamed secret text in what the program receives (a response carrying an `sk-…` key nobody
+declared) cannot be restored: the recording is refused (RedactionError, exit 95) and nothing
+of it is kept.
+
+All patterns are one compiled alternation: one regex pass per string, and a request whose
+canonical JSON has no match (the common case) is returned as is after a single search.
 """
 
 from __future__ import annotations
@@ -12,64 +29,215 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
 
 from symtrace.errors import RedactionError
 from symtrace.model.canonical import JSONValue
 
 REDACTED = "[REDACTED]"
+TOKEN = re.compile(r"\[REDACTED:([A-Za-z_][A-Za-z0-9_]*)\]")
 
 # Headers whose values are credentials. Never stored, never hashed.
 SECRET_HEADERS = frozenset(
     {"authorization", "api-key", "x-api-key", "openai-api-key", "proxy-authorization", "cookie"}
 )
 # Environment variable names whose values are treated as secrets.
-SECRET_ENV_NAME = re.compile(r"(?i)(api[_-]?key|token|secret|passw(or)?d|credential|auth)")
-# Text shapes that are almost always credentials.
-SECRET_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("openai-style key", re.compile(r"\bsk-[A-Za-z0-9_\-]{20,}")),
-    ("bearer token", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/\-]{20,}")),
-    ("aws access key id", re.compile(r"\bAKIA[0-9A-Z]{16}\b")),
-    ("github token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}")),
-    ("slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
-    ("private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
+SECRET_ENV_NAME = re.compile(
+    r"(?i)(api[_-]?key|token|secret|passw(or)?d|credential|auth|(^|_)key$|(^|_)pat$)"
 )
+# Query parameter names whose values are credentials.
+_QUERY_NAMES = (
+    r"api[_-]?key|apikey|key|token|access[_-]?token|refresh[_-]?token|id[_-]?token|auth|"
+    r"authorization|secret|client[_-]?secret|password|passwd|sig|signature|x-api-key|"
+    r"[a-z_]*(?:_key|_token|_secret)"
+)
+_QUERY = rf"(?P<q>(?:^|(?<=[\"?&;]))(?i:{_QUERY_NAMES})=)(?P<qv>(?!\[REDACTED)[^&#;\s\"'<>\\]+)"
+_SHAPES = (
+    r"\bsk-[A-Za-z0-9_\-]{20,}",
+    r"\bBearer\s+[A-Za-z0-9._~+/\-]{20,}=*",
+    r"\bAKIA[0-9A-Z]{16}\b",
+    r"\bgh[pousr]_[A-Za-z0-9]{30,}",
+    r"\bxox[abprs]-[A-Za-z0-9-]{10,}",
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----",
+)
+_TOKEN = r"(?P<tok>\[REDACTED(?::[A-Za-z_][A-Za-z0-9_]*)?\])"
+_SHAPE = "(?P<shape>" + "|".join(_SHAPES) + ")"
 MIN_SECRET_LENGTH = 8
+# Literal pieces every match of _QUERY / _SHAPE contains (the fast pre-filter of _search).
+_SHAPE_PREFIXES = (
+    "sk-", "Bearer", "AKIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "xox", "PRIVATE KEY"
+)
+# All of them but the private-key block start their shape at a word boundary (`\b`): an
+# occurrence inside a word cannot match, and asyncio lanes ("task:Task-1") hold "sk-" in
+# every event line, which would send every line through the full alternation.
+_WORD_START_PREFIXES = tuple(p for p in _SHAPE_PREFIXES if p != "PRIVATE KEY")
+_QUERY_HINTS = (
+    "key=", "token=", "secret=", "password=", "passwd=", "sig=", "signature=", "auth=",
+    "authorization=",
+)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Redactor:
-    """Scrubs configured secret values; scans output for secret shapes."""
+    """Replaces credentials (see the module doc); `restore` undoes named replacements."""
 
-    secrets: tuple[str, ...] = ()
+    named: tuple[tuple[str, str], ...] = ()  # (NAME, value), longest value first
+    _pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    _by_value: dict[str, str] = field(init=False, repr=False, compare=False)
+    _escaped: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_value: dict[str, str] = {}
+        for name, value in self.named:
+            by_value.setdefault(value, name)
+        values = "|".join(re.escape(v) for v in sorted(by_value, key=lambda v: (-len(v), v)))
+        # A token first: already-redacted text is left as is (scrubbing is idempotent).
+        parts = [_TOKEN] + ([f"(?P<known>{values})"] if values else []) + [_QUERY, _SHAPE]
+        object.__setattr__(self, "_by_value", by_value)
+        object.__setattr__(self, "_pattern", re.compile("|".join(parts)))
+        # A value JSON would escape cannot be found in canonical JSON text: no fast path.
+        escaped = any(c in '"\\' or ord(c) < 32 for v in by_value for c in v)
+        object.__setattr__(self, "_escaped", escaped)
 
     @classmethod
     def from_environment(
-        cls, extra: Iterable[str] = (), env: Mapping[str, str] | None = None
+        cls,
+        extra: Iterable[str] = (),
+        env: Mapping[str, str] | None = None,
+        *,
+        names: Iterable[str] = (),
     ) -> Redactor:
-        env = os.environ if env is None else env
-        values = {v for k, v in env.items() if SECRET_ENV_NAME.search(k) and v}
-        values.update(v for v in extra if v)
-        kept = sorted(
-            (v for v in values if len(v) >= MIN_SECRET_LENGTH), key=lambda v: (-len(v), v)
-        )
-        return cls(tuple(kept))
+        """Secrets of *env* (default os.environ): credential-named variables and *names*.
 
-    def scrub(self, value: JSONValue) -> JSONValue:
-        """Replace every configured secret value inside strings (recursively)."""
-        if not self.secrets:
-            return value
+        *extra* are bare values (the in-process API's `secrets=`): they are named `SECRET_1`,
+        `SECRET_2`, … in the order given, so a replay given the same list restores them.
+        """
+        env = os.environ if env is None else env
+        declared = set(names)
+        pairs = {
+            (k, v)
+            for k, v in env.items()
+            if v
+            and len(v) >= MIN_SECRET_LENGTH
+            and (k in declared or (SECRET_ENV_NAME.search(k) and not k.startswith("SYMTRACE_")))
+        }
+        pairs.update(
+            (f"SECRET_{i}", v)
+            for i, v in enumerate(extra, start=1)
+            if v and len(v) >= MIN_SECRET_LENGTH
+        )
+        return cls(tuple(sorted(pairs, key=lambda p: (-len(p[1]), p[0], p[1]))))
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return tuple(value for _, value in self.named)
+
+    # -- replacing -----------------------------------------------------------------------
+    def _replace(self, match: re.Match[str]) -> str:
+        if match.group("tok") is not None:
+            return match.group(0)
+        known = match.groupdict().get("known")
+        if known is not None:
+            name = self._by_value.get(known)
+            return f"[REDACTED:{name}]" if name else REDACTED
+        if match.group("q") is not None:
+            return match.group("q") + REDACTED
+        return REDACTED
+
+    def scrub_text(self, text: str) -> str:
+        return self._pattern.sub(self._replace, text)
+
+    def _walk(self, value: JSONValue, replace: Any) -> JSONValue:
         if isinstance(value, str):
-            for secret in self.secrets:
-                if secret in value:
-                    value = value.replace(secret, REDACTED)
-            return value
+            return self._pattern.sub(replace, value)
         if isinstance(value, list):
-            return [self.scrub(item) for item in value]
+            return [self._walk(item, replace) for item in value]
         if isinstance(value, dict):
-            return {key: self.scrub(item) for key, item in value.items()}
+            return {key: self._walk(item, replace) for key, item in value.items()}
         return value
 
+    def scrub(self, value: JSONValue) -> JSONValue:
+        """*value* with every credential replaced (recursively through JSON data)."""
+        if not self._maybe(value):
+            return value
+        return self._walk(value, self._replace)
+
+    def _maybe(self, value: JSONValue) -> bool:
+        if isinstance(value, str):
+            return self._search(value) is not None
+        try:
+            text = orjson.dumps(value).decode()
+        except TypeError:
+            return True
+        return self._escaped or self._search(text) is not None
+
+    def _search(self, text: str) -> re.Match[str] | None:
+        """The first match that is not an already-redacted token.
+
+        Substring tests (C speed) first: the alternation is only run on text that contains
+        a configured value, a shape's prefix or a credential-like `name=`."""
+        if not self._could_match(text):
+            return None
+        for match in self._pattern.finditer(text):
+            if match.group("tok") is None:
+                return match
+        return None
+
+    def _could_match(self, text: str) -> bool:
+        if any(value in text for value in self._by_value):
+            return True
+        if "PRIVATE KEY" in text or any(_at_word_start(text, p) for p in _WORD_START_PREFIXES):
+            return True
+        if "=" not in text:
+            return False
+        lowered = text.lower()
+        return any(name in lowered for name in _QUERY_HINTS)
+
+    def scrub_bytes(self, data: bytes) -> bytes:
+        text = data.decode("utf-8", "surrogateescape")
+        return self.scrub_text(text).encode("utf-8", "surrogateescape")
+
+    def scrub_received(self, value: JSONValue, where: str) -> JSONValue:
+        """What the program received (a response, a tool result): named secrets become
+        restorable tokens; any other secret would change it on replay, so it is refused."""
+        if not self._maybe(value):
+            return value
+        unnamed: list[str] = []
+
+        def replace(match: re.Match[str]) -> str:
+            out = self._replace(match)
+            if out != match.group(0) and out.endswith(REDACTED):
+                unnamed.append(_kind(match))
+            return out
+
+        scrubbed = self._walk(value, replace)
+        if unnamed:
+            raise RedactionError(
+                f"refusing to record {where}: what the program received contains a credential "
+                "that is not the value of a declared or credential-named environment variable, "
+                "so it could not be given back to the program on replay; declare it with "
+                "--secret-env NAME"
+            )
+        return scrubbed
+
+    def restore(self, value: JSONValue, env: Mapping[str, str] | None = None) -> JSONValue:
+        """Undo named replacements with this process's own values (what replay serves):
+        the value this redactor holds for NAME, else NAME in *env* (default os.environ)."""
+        env = {**(os.environ if env is None else env), **dict(self.named)}
+        if isinstance(value, str):
+            if "[REDACTED:" not in value:
+                return value
+            return TOKEN.sub(lambda m: env.get(m.group(1), m.group(0)), value)
+        if isinstance(value, list):
+            return [self.restore(item, env) for item in value]
+        if isinstance(value, dict):
+            return {key: self.restore(item, env) for key, item in value.items()}
+        return value
+
+    # -- headers, environment, last check ------------------------------------------------
     def headers(self, headers: Mapping[str, str], keep: Iterable[str]) -> dict[str, str]:
         """The kept subset of *headers*, lowercased, with credentials removed."""
         wanted = {k.lower() for k in keep}
@@ -77,27 +245,44 @@ class Redactor:
         for key, value in headers.items():
             name = key.lower()
             if name in wanted and name not in SECRET_HEADERS:
-                out[name] = self.scrub(value)
+                out[name] = self.scrub_text(value)
         return dict(sorted(out.items()))
-
-    def check(self, data: bytes, where: str) -> None:
-        """Raise RedactionError if *data* still contains a secret value or shape."""
-        text = data.decode("utf-8", "replace")
-        for secret in self.secrets:
-            if secret in text:
-                raise RedactionError(
-                    f"refusing to write {where}: it contains the value of a configured secret"
-                )
-        for label, pattern in SECRET_SHAPES:
-            if pattern.search(text):
-                raise RedactionError(
-                    f"refusing to write {where}: it contains a secret-shaped value ({label}); "
-                    "scrub it in the program or pass it with --secret so it is redacted"
-                )
 
     def scrub_env(self, env: Mapping[str, str]) -> dict[str, str]:
         """Environment subset safe to store: secret-named variables get a placeholder."""
+        declared = {name for name, _ in self.named}
         return {
-            k: (REDACTED if SECRET_ENV_NAME.search(k) else self.scrub(v))
+            k: (REDACTED if SECRET_ENV_NAME.search(k) or k in declared else self.scrub_text(v))
             for k, v in sorted(env.items())
         }
+
+    def check(self, data: bytes, where: str) -> None:
+        """Last line of defence before bytes reach disk: one search for anything left."""
+        match = self._search(data.decode("utf-8", "replace"))
+        if match is not None:
+            raise RedactionError(
+                f"refusing to write {where}: it still contains a credential "
+                f"({_kind(match)}: {match.group(0)[:12]!r}); nothing was written"
+            )
+
+
+def _at_word_start(text: str, literal: str) -> bool:
+    """True when *literal* occurs in *text* where `\\b<literal>` would match (a word starts)."""
+    at = text.find(literal)
+    while at != -1:
+        before = text[at - 1] if at else ""
+        if not (before.isalnum() or before == "_"):  # re's word characters, Unicode-aware
+            return True
+        at = text.find(literal, at + 1)
+    return False
+
+
+def _kind(match: re.Match[str]) -> str:
+    if match.groupdict().get("known") is not None:
+        return "the value of a configured secret"
+    if match.group("q") is not None:
+        return "a credential query parameter"
+    return "a secret-shaped value"
+
+
+__all__ = ["REDACTED", "SECRET_ENV_NAME", "SECRET_HEADERS", "Redactor"]

@@ -13,9 +13,11 @@ starts, so a grandchild process does not write into the same bundle.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import random
 import shutil
+import signal
 import sys
 import textwrap
 from typing import Any
@@ -50,8 +52,8 @@ ENV_ALLOW_HOSTS = "SYMTRACE_ALLOW_HOSTS"  # replay: comma-separated --allow-host
 
 def start() -> None:
     mode = os.environ.pop(ENV_MODE, "")
-    secrets = [os.environ.get(n, "") for n in os.environ.get(ENV_SECRETS, "").split(",") if n]
-    redactor = Redactor.from_environment(secrets)
+    names = [n for n in os.environ.get(ENV_SECRETS, "").split(",") if n]
+    redactor = Redactor.from_environment(names=names)
     names = os.environ.get(ENV_ADAPTERS, "auto")
     armed = adapter_registry.resolve(
         None if names == "auto" else [n for n in names.split(",") if n]
@@ -92,6 +94,10 @@ def start() -> None:
     random.seed(seed)
 
     def at_exit() -> None:
+        # The program is ending: a second Ctrl-C (the terminal's and the one symtrace
+        # forwards) must not cut the hand-back short with a traceback of ours.
+        with contextlib.suppress(ValueError):  # not the main thread: nothing to ignore
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         session.adapters_used = sorted(a.name for a in armed if a.adapter.installed)
         _warn_unarmed(adapter_registry.imported_unarmed(armed), mode)
         for adapter in reversed(armed):
@@ -138,6 +144,7 @@ def _record_hand_back(session: Session, writer: BundleWriter, egress: EgressReco
                 "final_value": to_json_value(session.final_value),
                 # the program may have caught the refusal: the parent must not keep the bundle
                 "refused": unsupported_frameworks.refused(),
+                "redaction_refused": session.refusal,
                 # connections outside every seam, and LLM requests sent around them
                 "unrecorded_egress": egress.to_json(),
                 "egress_refused": egress.refused[0] if egress.refused else None,

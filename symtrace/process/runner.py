@@ -11,14 +11,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 
@@ -31,6 +29,8 @@ from symtrace.errors import (
     EXIT_DIVERGED,
     BundleExistsError,
     BundleWriteError,
+    NotInstrumented,
+    RedactionError,
     SymtraceError,
     UnrecordedLLMRequest,
 )
@@ -41,6 +41,7 @@ from symtrace.model.intervention import validate_placement
 from symtrace.model.redaction import REDACTED, SECRET_ENV_NAME, Redactor
 from symtrace.model.runtime_info import version_warnings
 from symtrace.process import child as child_env
+from symtrace.process.supervise import ChildExit, run_child
 from symtrace.record.outcome import complete_bundle
 from symtrace.replay.anchors import resolve_anchor
 from symtrace.replay.outcome_check import compare, compile_volatile
@@ -85,6 +86,12 @@ class RecordOutcome:
     events: int
     stdout: bytes
     unrecorded_egress: tuple[dict[str, Any], ...] = ()
+    status: str = "ok"  # manifest outcome.status: ok, error, killed, interrupted, ...
+    signal: str | None = None  # the signal that ended the run, if one did
+
+    @property
+    def complete(self) -> bool:
+        return self.status in ("ok", "error")
 
 
 def captured_env(extra: Sequence[str] = ()) -> dict[str, str]:
@@ -110,17 +117,22 @@ def record_command(
     """Record one run of *command* into a new bundle at *out*."""
     if not command:
         raise ValueError("no command to record (give it after --)")
-    redactor = Redactor.from_environment([os.environ.get(n, "") for n in secret_envs])
+    redactor = Redactor.from_environment(names=secret_envs)
     armed = resolve_adapters(adapters)  # fail before starting anything
     seed = new_seed() if seed is None else seed
     hash_seed = os.environ.get("PYTHONHASHSEED") or str(new_seed() % 4294967295)
     env = captured_env(env_keep)
-    cmd = {"argv": list(command), "cwd": os.getcwd(), "env": redactor.scrub_env(env)}
+    # The argv is given back to the program on replay: a named secret in it is restored
+    # then; an unnamed one is refused here, before anything runs or is written.
+    argv = redactor.scrub_received(list(command), "the command line")
+    cmd: dict[str, Any] = {"argv": argv, "cwd": os.getcwd(), "env": redactor.scrub_env(env)}
+    if secret_envs:  # names only: replay redacts the same variables
+        cmd["secret_env"] = sorted(set(secret_envs))
     manifest = new_manifest(
         kind=KIND_RECORDING,
-        task=task,
-        state=state,
-        config=config,
+        task=redactor.scrub(task),
+        state=redactor.scrub(state),
+        config=redactor.scrub(config),
         seed=seed,
         hash_seed=hash_seed,
         adapters=[a.name for a in armed],
@@ -138,7 +150,7 @@ def record_command(
     with tempfile.TemporaryDirectory(prefix="symtrace-") as tmp:
         report_path = Path(tmp) / "hand-back.json"
         child_vars[child_env.ENV_REPORT] = str(report_path)
-        code, stdout = _run(command, os.getcwd(), {**os.environ, **child_vars}, quiet)
+        ended = _run(command, os.getcwd(), {**os.environ, **child_vars}, quiet)
         hand_back = _read_json(report_path)
     if hand_back.get("refused"):  # a bundle without the framework's LLM calls would mislead
         shutil.rmtree(out, ignore_errors=True)
@@ -146,30 +158,62 @@ def record_command(
     if hand_back.get("egress_refused"):  # an LLM call went around every seam: would replay live
         shutil.rmtree(out, ignore_errors=True)
         raise UnrecordedLLMRequest(hand_back["egress_refused"])
+    if hand_back.get("redaction_refused"):  # nothing of a refused recording stays on disk
+        shutil.rmtree(out, ignore_errors=True)
+        raise RedactionError(hand_back["redaction_refused"])
     writer = BundleWriter.reopen(out, redactor=redactor)
-    if hand_back.get("status") not in ("recorded",):
-        status = "not_instrumented" if not hand_back else "killed"
-        writer.mark(outcome={"status": status, "exit_code": code, "error": None})
-        writer.close()
-        if not hand_back:
-            raise SymtraceError(
-                f"the program was not instrumented (exit code {code}); is symtrace importable "
-                "by its interpreter?"
-            )
-        return RecordOutcome(code, Path(out), len(writer.events), stdout)
-    if adapters is None:  # auto: replay needs exactly the frameworks the program imported
-        writer.manifest["config"]["adapters"] = hand_back.get("adapters_used", [])
-    writer.manifest["config"]["network"] = network_manifest(
-        writer.events, hand_back.get("unrecorded_egress") or [])
-    complete_bundle(
-        writer,
-        exit_code=code,
-        value=hand_back.get("final_value"),
-        stdout=stdout,
-        status="ok" if code == 0 else "error",
+    status = _record_status(ended, hand_back)
+    ended = replace(ended, stdout=redactor.scrub_bytes(ended.stdout))
+    egress = tuple(hand_back.get("unrecorded_egress") or ())
+    writer.manifest["config"]["network"] = network_manifest(writer.events, list(egress))
+    if status in ("ok", "error"):
+        if adapters is None:  # auto: replay needs exactly the frameworks the program imported
+            writer.manifest["config"]["adapters"] = hand_back.get("adapters_used", [])
+        complete_bundle(
+            writer,
+            exit_code=ended.code,
+            value=redactor.scrub(hand_back.get("final_value")),
+            stdout=ended.stdout,
+            status=status,
+        )
+        return RecordOutcome(
+            ended.code, Path(out), len(writer.events), ended.stdout, egress, status
+        )
+    # An unfinished run: sealed as far as it got, marked incomplete, with what stopped it.
+    writer.write_stdout(ended.stdout)
+    writer.finalize(
+        complete=False,
+        outcome={
+            "status": status,
+            "exit_code": ended.code,
+            "signal": ended.received or ended.signal,
+            "error": None,
+        },
     )
-    return RecordOutcome(code, Path(out), len(writer.events), stdout,
-                         tuple(hand_back.get("unrecorded_egress") or ()))
+    if status == "not_instrumented":
+        raise NotInstrumented(
+            f"the program was not instrumented (exit code {ended.code}); is symtrace importable "
+            "by its interpreter?"
+        )
+    return RecordOutcome(
+        ended.exit_code, Path(out), len(writer.events), ended.stdout, egress, status,
+        ended.received or ended.signal,
+    )
+
+
+def _record_status(ended: ChildExit, hand_back: dict[str, Any]) -> str:
+    """ok / error for a finished run; otherwise what stopped it (docs/bundle-format.md)."""
+    if ended.received == "SIGINT":
+        return "interrupted"
+    if ended.received is not None:
+        return "terminated"
+    if ended.signal is not None:
+        return "killed"
+    if hand_back.get("status") == "recorded":
+        return "ok" if ended.code == 0 else "error"
+    if not hand_back:  # never reached the bootstrap, and no signal ended it
+        return "not_instrumented"
+    return "exited_early"  # started, but ended without handing back (os._exit, a crash in C)
 
 
 def replay_bundle(
@@ -218,7 +262,9 @@ def replay_bundle(
         cwd = os.getcwd()
     names = adapters if adapters is not None else bundle.config.get("adapters", [])
     armed = resolve_adapters(list(names))
-    redactor = Redactor.from_environment()
+    secret_names = list(recorded_cmd.get("secret_env") or [])
+    redactor = Redactor.from_environment(names=secret_names)
+    argv = redactor.restore(argv)  # [REDACTED:NAME] in the recorded argv: this process's NAME
     env = {**_replay_env(bundle, recorded_cmd.get("env") or {}), **(set_env or {})}
     staged: Path | None = None
     if resolved is not None and out is not None:
@@ -235,6 +281,7 @@ def replay_bundle(
         child_env.ENV_GUIDANCE: guidance or "",
         child_env.ENV_PLACEMENT: placement,
         child_env.ENV_ALLOW_HOSTS: ",".join(allowed),
+        child_env.ENV_SECRETS: ",".join(secret_names),
     }
     if staged is not None:
         child_vars[child_env.ENV_CHILD_BUNDLE] = str(staged.resolve())
@@ -242,32 +289,46 @@ def replay_bundle(
         with tempfile.TemporaryDirectory(prefix="symtrace-") as tmp:
             report_path = Path(tmp) / "hand-back.json"
             child_vars[child_env.ENV_REPORT] = str(report_path)
-            code, stdout = _run(argv, cwd, {**env, **child_vars}, quiet)
+            ended = _run(argv, cwd, {**env, **child_vars}, quiet)
             hand_back = _read_json(report_path)
+            code, stdout = ended.code, ended.stdout
     except BaseException:
         if staged is not None:
             shutil.rmtree(staged, ignore_errors=True)
         raise
     recorded_final = bundle.final_result()
     recorded_code = (recorded_final.response or {}).get("exit_code") if recorded_final else None
-    if hand_back.get("status") == "replayed" and resolved is None:
-        _verify_outcome(bundle, hand_back, code, stdout, volatile)
-    diverged = hand_back.get("status") != "replayed"
+    if hand_back.get("status") == "replayed" and resolved is None and bundle.complete:
+        # compared as recorded: with the same redaction (a restored secret prints again)
+        seen = {**hand_back, "final_value": redactor.scrub(hand_back.get("final_value"))}
+        _verify_outcome(bundle, seen, code, redactor.scrub_bytes(stdout), volatile)
+        hand_back.update({k: v for k, v in seen.items() if k != "final_value"})
     report = None
     child_bundle = None
+    if hand_back.get("status") == "diverged":
+        report = DivergenceReport.from_json(hand_back["report"])
+        recorded_argv = tuple(recorded_cmd.get("argv") or ())
+        if command and tuple(argv) != recorded_argv:  # the likely cause: say it first
+            report = replace(
+                report, recorded_command=recorded_argv, replayed_command=tuple(argv)
+            )
+            hand_back = {**hand_back, "report": report.to_json(), "rendered": report.render()}
+    if ended.received is not None:
+        hand_back = {
+            "status": "interrupted",
+            "signal": ended.received,
+            "rendered": f"interrupted ({ended.received}): the replay was stopped before it "
+            "finished; nothing is verified",
+        }
+    elif not bundle.complete:
+        hand_back = _recording_incomplete(bundle, hand_back, report)
+        report = None
+    elif hand_back.get("status") not in ("replayed", "diverged"):
+        hand_back = {"status": "incomplete", "rendered": _UNVERIFIED.format(code=code)}
+    diverged = hand_back.get("status") != "replayed"
     if diverged:
         if staged is not None:
             shutil.rmtree(staged, ignore_errors=True)
-        if hand_back.get("status") == "diverged":
-            report = DivergenceReport.from_json(hand_back["report"])
-            recorded_argv = tuple(recorded_cmd.get("argv") or ())
-            if command and tuple(argv) != recorded_argv:  # the likely cause: say it first
-                report = replace(
-                    report, recorded_command=recorded_argv, replayed_command=tuple(argv)
-                )
-                hand_back = {**hand_back, "report": report.to_json(), "rendered": report.render()}
-        else:
-            hand_back = {"status": "incomplete", "rendered": _UNVERIFIED.format(code=code)}
     elif staged is not None and resolved is not None:
         child_bundle = _complete_child(
             staged, Path(out), hand_back, resolved, code, stdout, redactor
@@ -276,8 +337,9 @@ def replay_bundle(
         Path(report_json).write_bytes(
             orjson.dumps(hand_back, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
         )
+    exit_code = ended.exit_code if ended.received else EXIT_DIVERGED if diverged else code
     return ReplayOutcome(
-        exit_code=EXIT_DIVERGED if diverged else code,
+        exit_code=exit_code,
         program_exit_code=code,
         recorded_exit_code=recorded_code,
         diverged=diverged,
@@ -335,6 +397,38 @@ def _verify_outcome(bundle: Bundle, hand_back: dict[str, Any], code: int, stdout
                      rendered=report.render())
 
 
+def _recording_incomplete(
+    bundle: Bundle, hand_back: dict[str, Any], report: DivergenceReport | None
+) -> dict[str, Any]:
+    """The typed result of replaying an unfinished recording: never a success, and how far
+    the replay matched what was recorded."""
+    recorded = len(bundle.boundary_events())
+    outcome = bundle.manifest.get("outcome") or {}
+    why = outcome.get("status") or "unsealed"
+    if outcome.get("signal"):
+        why = f"{why} by {outcome['signal']}"
+    if hand_back.get("status") == "replayed":
+        matched: int | None = recorded
+        then = "then the program ended; the recorded run had not"
+    elif report is not None:
+        matched = report.matched_before
+        then = f"then: {report.render().splitlines()[0]}"
+    else:
+        matched = None
+        then = "then the program ended without a replay report"
+    told = "an unknown number" if matched is None else str(matched)
+    return {
+        "status": "recording_incomplete",
+        "code": "SYM-R108",
+        "recording": why,
+        "recorded_events": recorded,
+        "matched_events": matched,
+        "rendered": f"[SYM-R108] recording incomplete: the recorded run {why} after "
+        f"{recorded} boundary events; replay matched {told} of them, {then}. A replay of an "
+        "unfinished recording is never a verified success.",
+    }
+
+
 def _complete_child(
     staged: Path,
     final: Path,
@@ -351,7 +445,7 @@ def _complete_child(
     complete_bundle(
         writer,
         exit_code=code,
-        value=hand_back.get("final_value"),
+        value=redactor.scrub(hand_back.get("final_value")),
         stdout=stdout,
         status="ok" if code == 0 else "error",
         lineage=lineage,
@@ -368,6 +462,8 @@ def _replay_env(bundle: Bundle, recorded: dict[str, str]) -> dict[str, str]:
     for key, value in recorded.items():
         if value == REDACTED or SECRET_ENV_NAME.search(key):
             env.setdefault(key, PLACEHOLDER_SECRET)  # a live suffix needs the real key
+        elif "[REDACTED" in value and key in env:
+            pass  # e.g. a base URL with ?key=…: this process's own value works live
         else:
             env[key] = value
     hash_seed = bundle.initial_state.get("hash_seed")
@@ -376,7 +472,7 @@ def _replay_env(bundle: Bundle, recorded: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def _run(argv: Sequence[str], cwd: str, env: dict[str, str], quiet: bool) -> tuple[int, bytes]:
+def _run(argv: Sequence[str], cwd: str, env: dict[str, str], quiet: bool) -> ChildExit:
     argv = list(argv)
     if argv and argv[0] in ("python", "python3"):
         argv[0] = sys.executable  # the interpreter symtrace runs in, where it is importable
@@ -384,32 +480,7 @@ def _run(argv: Sequence[str], cwd: str, env: dict[str, str], quiet: bool) -> tup
     if env.get("PYTHONPATH"):
         paths.append(env["PYTHONPATH"])
     env = {**env, "PYTHONPATH": os.pathsep.join(paths)}
-    try:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE)
-    except OSError as exc:
-        raise SymtraceError(f"cannot start {argv[0]!r}: {exc}") from exc
-    captured: list[bytes] = []
-    sink: IO[bytes] | None = None if quiet else sys.stdout.buffer
-
-    def pump() -> None:
-        assert proc.stdout is not None
-        for chunk in iter(lambda: proc.stdout.read1(65536), b""):  # type: ignore[union-attr]
-            captured.append(chunk)
-            if sink is not None:
-                sink.write(chunk)
-                sink.flush()
-
-    thread = threading.Thread(target=pump, daemon=True)
-    thread.start()
-    try:
-        code = proc.wait()
-    except KeyboardInterrupt:
-        proc.terminate()
-        code = proc.wait()
-    thread.join()
-    if code < 0:
-        code = 128 - code
-    return code, b"".join(captured)
+    return run_child(argv, cwd, env, quiet=quiet)
 
 
 def _read_json(path: Path) -> dict[str, Any]:

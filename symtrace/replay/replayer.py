@@ -84,7 +84,9 @@ class Replayer(Session):
         self.warnings = tuple(warnings)
         self.matcher = Matcher(bundle.events, self.recorded_intervention)
         self.trajectory = ChildTrajectory(self)
-        self.server = RecordServer(self.matcher, self.trajectory, self._diverge)
+        self.server = RecordServer(
+            self.matcher, self.trajectory, self._diverge, restore=redactor.restore
+        )
         self.frontier = LiveFrontier()
         self.reporter = reports.Reporter(
             bundle, warnings, self.matcher, lambda: self.server.matched

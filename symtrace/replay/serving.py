@@ -27,8 +27,16 @@ Diverge = Callable[[DivergenceKind, Event, BoundaryCall, str], NoReturn]
 class RecordServer:
     """Serves matched records (under the replayer's lock)."""
 
-    def __init__(self, matcher: Matcher, trajectory: ChildTrajectory, diverge: Diverge) -> None:
+    def __init__(
+        self,
+        matcher: Matcher,
+        trajectory: ChildTrajectory,
+        diverge: Diverge,
+        *,
+        restore: Callable[[JSONValue], JSONValue] = lambda value: value,
+    ) -> None:
         self._matcher = matcher
+        self._restore = restore  # [REDACTED:NAME] -> this process's NAME (model/redaction.py)
         self._trajectory = trajectory
         self._diverge = diverge
         self.matched = 0  # records served so far (reported as "matched before")
@@ -51,6 +59,7 @@ class RecordServer:
             self._trajectory.materialise(record)
             self._skip_nested(record)
             self._trajectory.materialise(result)
+        served = self._restore(served)
         return Ticket(call, record.id, record.position, record.parents, False, call.request, served)
 
     def _skip_nested(self, tool_call: Event) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from symtrace.bundle.writer import BundleWriter
-from symtrace.errors import SessionError
+from symtrace.errors import RedactionError, SessionError
 from symtrace.model.canonical import JSONValue, to_json_value
 from symtrace.model.events import (
     ABANDONED,
@@ -104,6 +104,7 @@ class Session:
         self.events: list[Event] = []
         self.final_value: JSONValue = None
         self.has_final_value = False
+        self.refusal: str | None = None  # why redaction refused to record (nothing is kept)
         self.adapters_used: list[str] = []  # adapters whose framework was imported
         self._ordinals: dict[EventType, int] = dict(first_ordinals or {})
         self._position = 0
@@ -124,6 +125,12 @@ class Session:
         """Record a live call's result (LLM response or tool outcome); return the new event."""
         with self._lock:
             self._open.pop(ticket.event_id, None)
+            try:  # what the program received: named secrets become restorable tokens
+                where = f"the result of {ticket.event_id}"
+                response = self.redactor.scrub_received(response, where)
+            except RedactionError as exc:
+                self.refusal = str(exc)  # handed back: the parent keeps nothing of the bundle
+                raise
             if ticket.call.kind == LLM:
                 return self._emit_new(ticket, EventType.AGENT_ACTION, ticket.request, response)
             return self._emit_tool_result(ticket, response)

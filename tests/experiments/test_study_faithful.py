@@ -128,10 +128,11 @@ def test_infrastructure_faults_are_retried_system_errors_and_crashes_are_non_rep
     infra = _mas("infra", "import os, sys; sys.stderr.write('symtrace_suite: infrastructure "
                           "fault: route GET /x: ConnectError\\n'); os._exit(75)")
     crash = _mas("crash", "raise RuntimeError('framework bug')")
+    no_llm = _mas("nollm", "raise ConnectionRefusedError(111, 'Connection refused')")
     case = {"case": "crash/shop-002/s0", "mas": "crash", "task": "shop-002", "case_seed": 0,
             "answer": None, "reason": "x", "bundle": "sources/none"}
     for crashes, status in (("non_repair", "failed"), ("system_error", "error")):
-        config = parse_config({"out": str(tmp_path / crashes), "mas": [infra, crash],
+        config = parse_config({"out": str(tmp_path / crashes), "mas": [infra, crash, no_llm],
                                "tasks": ["shop-002"], "infra_retries": 2, "crashes": crashes})
         worker = Worker(config)
         try:
@@ -145,6 +146,9 @@ def test_infrastructure_faults_are_retried_system_errors_and_crashes_are_non_rep
             assert (row["status"], row["error_kind"], row["tries"]) == (
                 status, "program_crash", 1), row
             assert "framework bug" in row["error"]
+            job = Job("repair", "rerun", case["case"], "nollm", "shop-002", "rerun", 1, 7, case)
+            row = worker.run(job)  # the LLM endpoint down: the harness failed, not the MAS
+            assert (row["status"], row["error_kind"]) == ("error", "infrastructure"), row
         finally:
             worker.close()
 

@@ -75,3 +75,18 @@ def test_the_server_refuses_to_fork_with_live_state():
     assert clean == "None"
     assert "threads running" in threaded and "telemetry" in threaded
     assert "open sockets" in with_socket
+
+
+def test_a_server_dying_mid_attempt_is_an_infrastructure_fault_not_a_second_run():
+    """Once the fork has started, the client must not run the program again (it would write
+    the same bundle twice): it exits 75 instead."""
+    launcher = WarmLauncher({"PYTHONHASHSEED": "0"})
+    try:
+        argv = launcher.wrap(["python", "-m", "tests.experiments.warm_probe", "--kill-server"])
+        argv[0] = sys.executable
+        env = {**os.environ, **launcher.env(), "PYTHONHASHSEED": "0"}
+        proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 75, (proc, launcher.refusals)  # the probe never kills us
+        assert proc.stdout.count("ran") == 1 and "fork server died" in proc.stderr
+    finally:
+        launcher.close()

@@ -285,12 +285,12 @@ def test_an_unsupported_framework_fails_the_test_and_keeps_no_bundle(
     site = tmp_path / "site"
     (site / "ag2").mkdir(parents=True)
     (site / "ag2" / "__init__.py").write_text("")
-    (site / "ag2-1.2.1.dist-info").mkdir()
-    (site / "ag2-1.2.1.dist-info" / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: ag2\nVersion: 1.2.1\n")
+    (site / "ag2-2.0.0.dist-info").mkdir()
+    (site / "ag2-2.0.0.dist-info" / "METADATA").write_text(  # ag2>=2 is refused
+        "Metadata-Version: 2.1\nName: ag2\nVersion: 2.0.0\n")
     pytester.syspathinsert(site)
     make(pytester, '''
-@pytest.mark.symtrace(adapters=[])  # the classic AG2 adapter would object first
+@pytest.mark.symtrace(adapters=[])  # an AG2 adapter would object first
 def test_v1(stub):
     import ag2
 ''')
@@ -306,7 +306,7 @@ def test_swallows(stub):
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines([
         "*symtrace: record failed: UnsupportedFrameworkError: symtrace cannot record or replay "
-        "programs using ag2 1.2.1*",
+        "programs using ag2 2.0.0*",
     ])
     assert result.stdout.str().count("UnsupportedFrameworkError: symtrace cannot") == 2
     assert not (pytester.path / "bundles" / "test_core").exists() or not list(

@@ -63,11 +63,25 @@ class TestRoundTrip:
         # ~14x the bytes (quadratic). Deduplicated it stays close to 4x (linear).
         assert _size(large) < 6 * _size(small)
         long_messages = [
-            p
-            for p in (large / "blobs").iterdir()
-            if b"message number" in p.read_bytes() and b"content" not in p.read_bytes()
+            line
+            for line in (large / "blobs.jsonl").read_bytes().splitlines()
+            if b"message number" in line and b"content" not in line
         ]
         assert len(long_messages) == 16  # each long message stored exactly once
+
+    def test_file_count_does_not_grow_with_events(self, tmp_path):
+        small = make_bundle(tmp_path / "small", turns=2)
+        large = make_bundle(tmp_path / "large", turns=40)
+        names = sorted(p.name for p in small.iterdir())
+        assert names == sorted(p.name for p in large.iterdir())
+        assert names == ["blobs.jsonl", "events.jsonl", "manifest.json", "sums.jsonl"]
+
+    def test_sealed_with_a_root_digest(self, tmp_path):
+        bundle = load_bundle(make_bundle(tmp_path / "b"))
+        assert bundle.sealed and bundle.root_digest.startswith("sha256:")
+        assert set(bundle.manifest["digest"]["files"]) == {
+            "blobs.jsonl", "events.jsonl", "sums.jsonl"
+        }
 
 
 class TestBadInput:
@@ -92,24 +106,30 @@ class TestBadInput:
 
     def test_tampered_blob(self, tmp_path):
         path = make_bundle(tmp_path / "b")
-        blob = next(p for p in sorted((path / "blobs").iterdir()) if b"xxxx" in p.read_bytes())
-        blob.write_bytes(blob.read_bytes().replace(b"x", b"y"))
-        with pytest.raises(BundleIntegrityError):
+        pack = path / "blobs.jsonl"
+        lines = pack.read_bytes().split(b"\n")
+        number = next(i for i, line in enumerate(lines) if b"xxxx" in line)
+        lines[number] = lines[number].replace(b"x", b"y")
+        pack.write_bytes(b"\n".join(lines))
+        with pytest.raises(BundleIntegrityError) as info:
             load_bundle(path)
+        assert info.value.where == f"blobs.jsonl line {number + 1}"
 
     def test_tampered_event_line(self, tmp_path):
         path = make_bundle(tmp_path / "b")
         events = path / "events.jsonl"
         events.write_bytes(events.read_bytes().replace(b'"sunny"', b'"rainy"'))
-        with pytest.raises(BundleIntegrityError, match="tool_result_0000"):
+        with pytest.raises(BundleIntegrityError, match="tool_result_0000") as info:
             load_bundle(path)
+        assert info.value.where == "events[4].response"
 
     def test_truncated_complete_bundle(self, tmp_path):
         path = make_bundle(tmp_path / "b")
         events = path / "events.jsonl"
         events.write_bytes(events.read_bytes()[:-40])
-        with pytest.raises(BundleFormatError, match="truncated"):
+        with pytest.raises(BundleIntegrityError) as info:
             load_bundle(path)
+        assert info.value.where == "events[5]"
 
     def test_incomplete_bundle_keeps_complete_records(self, tmp_path):
         session, writer = recorder(tmp_path / "b")
@@ -149,9 +169,7 @@ class TestSecrets:
         with pytest.raises(RedactionError):
             run(session, llm_call(chat_request(f"my key is {leaked}")), chat_response("ok"))
         assert (tmp_path / "b" / "events.jsonl").read_bytes() == before
-        assert not any(
-            leaked.encode() in p.read_bytes() for p in (tmp_path / "b" / "blobs").iterdir()
-        )
+        assert not any(leaked.encode() in p.read_bytes() for p in (tmp_path / "b").iterdir())
 
     def test_configured_secret_is_scrubbed_before_hashing(self, tmp_path):
         redactor = Redactor.from_environment(env={"MY_API_KEY": "hunter2-hunter2"})

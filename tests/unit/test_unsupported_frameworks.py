@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,11 +36,14 @@ def fake_site(root: Path, version: str = "2.0.0", with_module: bool = True) -> P
 
 
 @pytest.fixture
-def ag2_v1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def ag2_v1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     site = fake_site(tmp_path)
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.delitem(sys.modules, "ag2", raising=False)
-    return site
+    yield site
+    # a fake ag2 a test imported must not outlive it: a later `import ag2` would find it in
+    # sys.modules and never reach the refusal (tests/testing/test_plugin_core.py does that)
+    sys.modules.pop("ag2", None)
 
 
 def test_import_inside_a_recording_is_refused_before_the_module_runs(ag2_v1, tmp_path):

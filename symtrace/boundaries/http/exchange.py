@@ -190,7 +190,8 @@ def kept_headers(headers: Any) -> dict[str, str]:
 def _to_call(wire: WireRequest, fmt: WireFormat | None, session: Session,
              library: str) -> BoundaryCall:
     body = _parse_body(wire.content)
-    http = canonical_http_request(wire.method, wire.path, wire.query, session.scrub(body))
+    # The whole request (query included: `?api_key=…`) is redacted before it is hashed.
+    http = session.scrub(canonical_http_request(wire.method, wire.path, wire.query, body))
     port = wire.port or (443 if wire.scheme == "https" else 80)
     meta: dict[str, Any] = {"host": wire.host, "port": port, "transport": library}
     if fmt is not None:
