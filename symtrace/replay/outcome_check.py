@@ -21,12 +21,19 @@ volatile substrings are replaced by placeholders, never dropped:
 
 and every line matching a `--volatile-stdout REGEX` is left out entirely. Nothing else is
 normalised: uuids and random hex are exactly the entropy a faithful replay must reproduce.
+
+stdout is compared as the multiset of its normalised lines: a line missing, added or changed
+is a difference (reported at the first line where the two outputs part), while the same lines
+in another order are not. Frameworks print from worker threads (CrewAI's console panels come
+from its event bus's thread pool), so the interleaving of lines is timing, not outcome; the
+order of the run's boundary calls is what replay matching already verifies.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -108,12 +115,16 @@ def compare(
         return None
     expected = normalised_lines(recorded_stdout, volatile)
     actual = normalised_lines(stdout, volatile)
+    if Counter(expected) == Counter(actual):
+        return None  # the same lines; only their interleaving differs (see the docstring)
+    missing = Counter(expected) - Counter(actual)
+    extra = Counter(actual) - Counter(expected)
     for index in range(max(len(expected), len(actual))):
         want = expected[index] if index < len(expected) else None
         got = actual[index] if index < len(actual) else None
-        if want != got:
+        if want in missing or got in extra:
             return OutcomeDifference("stdout", want, got, index + 1)
-    return None
+    return None  # unreachable: unequal multisets differ at some line
 
 
 def to_json(difference: OutcomeDifference) -> dict[str, JSONValue]:

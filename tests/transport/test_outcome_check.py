@@ -25,6 +25,13 @@ def test_the_first_difference_is_reported_in_a_fixed_order():
     assert "line 2" in diff.describe()
 
 
+def test_lines_printed_in_another_order_are_not_a_difference():
+    """Worker threads interleave their output by timing; the lines themselves must match."""
+    assert outcome(stdout=b"y\nx\n") is None
+    diff = outcome(recorded_stdout=b"a\nb\nc\n", stdout=b"b\na\nz\n")
+    assert (diff.line, diff.expected, diff.actual) == (3, "c", "z")
+
+
 def test_a_missing_or_extra_line_is_a_difference():
     assert outcome(stdout=b"x\n").line == 2
     assert outcome(stdout=b"x\ny\nextra\n").actual == "extra"
