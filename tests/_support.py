@@ -103,18 +103,23 @@ def inside_home(env: dict[str, str]) -> Iterator[None]:
 
 
 # -- checks the AG2 adapters share --------------------------------------------------------------
-def overriding_subclasses(owner: type, attribute: str, package: str) -> Iterator[type]:
-    """Every subclass of *owner* (at any depth) in *package* that defines *attribute* itself:
-    a patch on *owner* does not reach calls that such a subclass overrides."""
-    stack, seen = list(owner.__subclasses__()), set()
+def subclasses_in(owner: type, package: str, *, with_owner: bool = False) -> Iterator[type]:
+    """Every subclass of *owner* (at any depth; *owner* too if *with_owner*) defined in
+    *package*: a patch on a method does not reach the calls a subclass overriding it gets."""
+    stack, seen = [owner] if with_owner else list(owner.__subclasses__()), set()
     while stack:
         cls = stack.pop()
         if cls in seen:
             continue
         seen.add(cls)
         stack.extend(cls.__subclasses__())
-        if cls.__module__.startswith(package) and attribute in vars(cls):
+        if cls.__module__.startswith(package):
             yield cls
+
+
+def overriding_subclasses(owner: type, attribute: str, package: str) -> Iterator[type]:
+    """The subclasses of *owner* in *package* that define *attribute* themselves."""
+    return (cls for cls in subclasses_in(owner, package) if attribute in vars(cls))
 
 
 def check_selective_replay_and_strict_child(
