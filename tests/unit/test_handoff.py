@@ -1,4 +1,4 @@
-"""The hand-off to the next held caller waits for a state, never for a time (replay/handoff)."""
+"""The hand-off to the next held caller waits for a state, never for a time (session/handoff)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import time
 import pytest
 
 from symtrace.errors import SessionError
-from symtrace.replay import handoff
 from symtrace.replay.chaos import CHAOS_ENV, Chaos
-from symtrace.replay.handoff import Receiver, quiescent
+from symtrace.session import handoff
+from symtrace.session.handoff import Receiver, quiescent
 
 
 def receiver_in(target, *args) -> tuple[Receiver, threading.Thread, threading.Event]:
