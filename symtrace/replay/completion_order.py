@@ -36,7 +36,7 @@ from symtrace.errors import SessionError
 from symtrace.model.events import ABANDONED, COMPLETED, Event, EventType
 from symtrace.model.graph import children_index
 from symtrace.replay.chaos import Chaos
-from symtrace.session.handoff import DEFAULT_STALL_TIMEOUT, HandOff, quiescent
+from symtrace.session.handoff import DEFAULT_STALL_TIMEOUT, HandOff
 
 NEVER = -1  # rank of a record whose result never came in the recording
 TIMEOUT_ENV = "SYMTRACE_ORDER_TIMEOUT"
@@ -287,7 +287,7 @@ class CompletionOrder:
                     future: asyncio.Future[None] = loop.create_future()
                     self._async_waiters.append((loop, future))
             if remaining is None:  # the last result went to another task of this loop
-                await quiescent(loop)  # ... which has used it once nothing else can run
+                await self.handoff.quiesce(loop)  # ... which has used it once nothing else runs
                 with self._cond:
                     if self.handoff.receiver is receiver:
                         self.handoff.receiver = None

@@ -37,6 +37,8 @@ import os
 import sys
 import threading
 import time
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 POLL = 0.002  # seconds between two looks at a thread receiver (a polling period, not a grace)
@@ -127,8 +129,14 @@ class Receiver:
         return self._still >= C_BLOCKED_POLLS
 
 
-async def quiescent(loop: asyncio.AbstractEventLoop) -> None:
-    """Yield until no other callback of *loop* is ready, twice in a row (bounded)."""
+async def quiescent(
+    loop: asyncio.AbstractEventLoop, waiting: Callable[[], int] = lambda: 0
+) -> None:
+    """Yield until no other callback of *loop* is ready, twice in a row (bounded).
+
+    *waiting* counts the other tasks of the loop yielding in here right now: each always has
+    its next step ready, so two results arriving together do not keep each other from ever
+    seeing the loop quiescent (they would both wait out the bound, then race)."""
     ready = getattr(loop, "_ready", None)  # CPython's BaseEventLoop run queue
     if ready is None:
         for _ in range(FALLBACK_YIELDS):
@@ -137,7 +145,7 @@ async def quiescent(loop: asyncio.AbstractEventLoop) -> None:
     idle = 0
     for _ in range(MAX_QUIESCENCE_YIELDS):
         await asyncio.sleep(0)
-        idle = idle + 1 if len(ready) == 0 else 0
+        idle = idle + 1 if len(ready) <= waiting() else 0
         if idle >= 2:
             return
 
@@ -163,6 +171,7 @@ class HandOff:
         self.receiver: Receiver | None = None
         self._since = time.monotonic()  # last boundary progress seen by the hand-off
         self._waiting = 0  # threads blocked in wait(): only then is there anyone to notify
+        self._quiescing: Counter[asyncio.AbstractEventLoop] = Counter()  # tasks in quiesce()
 
     # gave() and arrived() run at every recorded result and call: a few microseconds, no more
     def gave(self) -> None:
@@ -228,7 +237,7 @@ class HandOff:
                 mine = receiver.on_my_loop()
                 remaining = None if mine else self.poll()
             if mine:  # another task of this loop got the last result: it has used it once
-                await quiescent(loop)  # nothing else can run
+                await self.quiesce(loop)  # nothing else can run
                 with self._cond:
                     if self.receiver is receiver:
                         self.receiver = None
@@ -236,3 +245,13 @@ class HandOff:
             if remaining is None:
                 return
             await asyncio.sleep(remaining)  # a receiver on another thread: look again
+
+    async def quiesce(self, loop: asyncio.AbstractEventLoop) -> None:
+        """`quiescent(loop)`, not counting the other callers waiting in here for their turn."""
+        self._quiescing[loop] += 1
+        try:
+            await quiescent(loop, lambda: self._quiescing[loop] - 1)
+        finally:
+            self._quiescing[loop] -= 1
+            if not self._quiescing[loop]:
+                del self._quiescing[loop]
