@@ -198,3 +198,51 @@ def test_recording_a_conversation_mutated_in_place_stores_each_state(tmp_path):
         assert event.request_hash == digest(event.request)
     assert events[1].request_hash == events[2].request_hash != events[0].request_hash
     assert verify_bundle(tmp_path / "b").sealed
+
+
+# -- quoted texts: the per-message index answers exactly what a scan of the joined text does ---
+def test_quote_index_equals_the_scan_of_the_joined_request():
+    import random
+
+    from symtrace.model.quotes import QuoteIndex
+
+    rng = random.Random(19)
+    words = ["alpha", "beta", "gamma", "delta", "ab", "a", "b", "ta", "al", "x.", "pha"]
+
+    def text(n):
+        return " ".join(rng.choice(words) for _ in range(n))
+
+    index = QuoteIndex()
+    history = [text(rng.randint(1, 6)) for _ in range(12)]
+    for _ in range(400):
+        if rng.random() < 0.5:
+            # a producer: often a piece of the history, across message boundaries too
+            joined = " ".join(history)
+            start = rng.randrange(len(joined))
+            piece = joined[start:start + rng.randint(1, 30)].strip()
+            index.add(" ".join((piece or text(3)).split()))
+        window = history[rng.randrange(len(history)):] if rng.random() < 0.5 else history
+        parts = [p for p in window if p]
+        lo = max(0, len(index) - rng.choice([len(index) + 1, 5, 50]))
+        haystack = " ".join(parts)
+        expected = {i for i in range(lo, len(index)) if index.texts[i] in haystack}
+        assert index.quoted(parts, lo) == expected
+        history.append(text(rng.randint(1, 6)))
+        if rng.random() < 0.3:
+            history[rng.randrange(len(history))] = text(rng.randint(1, 4))
+
+
+def test_quote_index_finds_a_text_that_covers_a_message_boundary():
+    from symtrace.model.quotes import QuoteIndex
+
+    index = QuoteIndex()
+    spanning = index.add("the end of one and the start of another")
+    inside = index.add("start of another message")
+    absent = index.add("nowhere in the request")
+    parts = ["this is the end of one", "and the start of another message"]
+    assert index.quoted(parts) == {spanning, inside}
+    assert index.quoted(["the end of one", "and the start"]) == set()
+    assert absent not in index.quoted(parts)
+    # a text longer than a whole part, covering two boundaries
+    across = index.add("x one two y")
+    assert across in index.quoted(["w x", "one two", "y z"])
