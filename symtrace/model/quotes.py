@@ -20,7 +20,7 @@ one is searched for in the joined text. So the result is exactly the naive one.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any
 
@@ -34,8 +34,8 @@ class QuoteIndex:
         self.texts: list[str] = []
         self._firsts: list[str] = []
         self._lasts: list[str] = []
-        self._in_part: dict[str, tuple[int, int, frozenset[int]]] = {}
-        self._junction: dict[tuple[str, str], tuple[int, int, frozenset[int]]] = {}
+        self._in_part: dict[str, list[Any]] = {}
+        self._junction: dict[tuple[str, str], list[Any]] = {}
         self._lock = threading.Lock()
 
     def add(self, text: str) -> int:
@@ -53,48 +53,55 @@ class QuoteIndex:
         """Indices i >= *lo* of the texts that occur in `" ".join(parts)` (parts non-empty,
         whitespace-normalised)."""
         with self._lock:
+            texts, end = self.texts, len(self.texts)
             found: set[int] = set()
-            for part in parts:
-                found |= self._hits(self._in_part, part, lo, lambda i, p=part: self.texts[i] in p)
+            for part in parts:  # inside one part (inlined: this loop runs per message per call)
+                entry = self._entry(self._in_part, part, lo)
+                start, stop, hits = entry
+                for i in _unchecked(start, stop, lo, end):
+                    if texts[i] in part:
+                        hits.add(i)
+                entry[0], entry[1] = min(start, lo), end
+                if hits:
+                    found |= hits
             maybe: set[int] = set()
-            for left, right in pairwise(parts):
-                words = (left.rsplit(" ", 1)[-1], right.split(" ", 1)[0])
-                maybe |= self._hits(self._junction, words, lo,
-                                    lambda i, w=words: self._may_cover(i, *w))
+            firsts, lasts = self._firsts, self._lasts
+            for left, right in pairwise(parts):  # covering the space between two parts
+                last, first = left.rsplit(" ", 1)[-1], right.split(" ", 1)[0]
+                entry = self._entry(self._junction, (last, first), lo)
+                start, stop, hits = entry
+                junction = f" {last} {first} "
+                for i in _unchecked(start, stop, lo, end):
+                    text = texts[i]
+                    if " " in text and (
+                        junction in text or last.endswith(firsts[i]) or first.startswith(lasts[i])
+                    ):
+                        hits.add(i)
+                entry[0], entry[1] = min(start, lo), end
+                if hits:
+                    maybe |= hits
             maybe -= found
             if maybe:
                 haystack = " ".join(parts)
-                found.update(i for i in maybe if self.texts[i] in haystack)
-            return {i for i in found if i >= lo}
+                found.update(i for i in maybe if texts[i] in haystack)
+            return {i for i in found if i >= lo} if lo else found
 
-    def _may_cover(self, i: int, last: str, first: str) -> bool:
-        """Could text i cover the space joining a part ending in *last* to one starting with
-        *first*? (A necessary condition; see the module doc.)"""
-        text = self.texts[i]
-        if " " not in text:
-            return False
-        return (
-            f" {last} {first} " in text
-            or last.endswith(self._firsts[i])
-            or first.startswith(self._lasts[i])
-        )
-
-    def _hits(
-        self, memo: dict[Any, Any], key: object, lo: int, check: Callable[[int], bool]
-    ) -> frozenset[int]:
-        """The memoised set of texts passing *check* for *key*, extended to texts [lo, end).
-
-        An entry covers the texts [start, end) it was checked against; a query checks only
-        what lies outside (the graph's lo only grows, so usually just the newest texts)."""
-        end = len(self.texts)
+    @staticmethod
+    def _entry(memo: dict[Any, list[Any]], key: object, lo: int) -> list[Any]:
+        """`[start, stop, hits]`: the texts [start, stop) were checked for *key*, and *hits*
+        are those that passed."""
         entry = memo.get(key)
-        start, stop, hits = entry if entry is not None else (lo, lo, frozenset())
-        todo = [*range(lo, min(start, end)), *range(max(stop, lo), end)]
-        if todo or entry is None:
-            new = [i for i in todo if check(i)]
-            if new:
-                hits = hits | frozenset(new)
+        if entry is None:
             if len(memo) >= MEMO_ENTRIES:
                 memo.clear()
-            memo[key] = (min(start, lo), end, hits)
-        return hits
+            entry = memo[key] = [lo, lo, set()]
+        return entry
+
+
+def _unchecked(start: int, stop: int, lo: int, end: int) -> range | list[int]:
+    """The texts of [lo, end) outside [start, stop): those added since (the graph's lo only
+    grows, so the other side is empty but for an entry made before lo moved back)."""
+    after = range(max(stop, lo), end)
+    if lo >= start:
+        return after
+    return [*range(lo, min(start, end)), *after]
