@@ -12,7 +12,7 @@ event in every replay of the bundle.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -97,12 +97,22 @@ class Event:
             "request_hash": request_hash,
             "response_hash": response_hash,
         }
-        return replace(
-            self,
+        return self.evolve(
             request_hash=request_hash,
             response_hash=response_hash,
             content_hash=digest(content),
         )
+
+    def evolve(self, **changes: Any) -> Event:
+        """`dataclasses.replace` for events, without its generic machinery (a recorded call
+        copies its event twice: stamped, then hashed). Unknown field names raise TypeError."""
+        unknown = changes.keys() - _FIELD_NAMES
+        if unknown:
+            raise TypeError(f"Event has no field(s) {sorted(unknown)}")
+        event = object.__new__(type(self))
+        for name in _FIELD_NAMES_ORDERED:
+            _set(event, name, changes[name] if name in changes else getattr(self, name))
+        return event
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -161,6 +171,8 @@ class Event:
 
 
 _set = object.__setattr__  # frozen: fields are set once, while an event is being built
+_FIELD_NAMES_ORDERED = tuple(f.name for f in fields(Event))
+_FIELD_NAMES = frozenset(_FIELD_NAMES_ORDERED)
 
 
 # Enum calls dominate reading a large bundle; a dict finds the member (an unknown value still

@@ -284,7 +284,7 @@ class Session:
         """
         if event.type not in RESULT_TYPES or event.meta.get(ABANDONED) or COMPLETED in event.meta:
             return event
-        return replace(event, meta={**event.meta, COMPLETED: self.reserve_completion()})
+        return event.evolve(meta={**event.meta, COMPLETED: self.reserve_completion()})
 
     def _next_id(self, event_type: EventType) -> str:
         ordinal = self._ordinals.get(event_type, 0)

@@ -246,3 +246,39 @@ def test_quote_index_finds_a_text_that_covers_a_message_boundary():
     # a text longer than a whole part, covering two boundaries
     across = index.add("x one two y")
     assert across in index.quoted(["w x", "one two", "y z"])
+
+
+# -- fast event construction equals the dataclass path -----------------------------------------
+def test_event_fast_paths_equal_the_dataclass_ones():
+    from dataclasses import replace
+
+    import pytest as _pytest
+
+    from symtrace.bundle.blobs import Joiner
+    from symtrace.bundle.lazy import LazyEvent
+    from symtrace.model.events import Edge, EdgeKind, Event, EventType
+
+    event = Event(id="agent_action_0001", position=3, type=EventType.AGENT_ACTION, lane="main",
+                  agent="a", reason=None,
+                  parents=(Edge("tool_result_0000", EdgeKind.DATA),
+                           Edge("agent_action_0000", EdgeKind.CONTROL)),
+                  request={"body": {"x": 1}}, response={"ok": True}, meta={"completed": 2})
+    event = event.with_hashes()
+    data = event.to_json()
+    assert Event.from_json(data) == event
+    lazy = LazyEvent.of(orjson.loads(orjson.dumps(data)), Joiner(lambda ref: None))
+    assert (lazy.request, lazy.response, lazy.parents, lazy.meta) == (
+        event.request, event.response, event.parents, event.meta)
+    assert lazy.with_hashes().to_json() == event.with_hashes().to_json()
+    for changes in ({"meta": {"k": 1}}, {"position": 9, "request": None}, {}):
+        assert event.evolve(**changes) == replace(event, **changes)
+    with _pytest.raises(TypeError):
+        event.evolve(nope=1)
+    with _pytest.raises(ValueError):
+        Event.from_json({**data, "type": "not_a_type"})
+    with _pytest.raises(KeyError):
+        Event.from_json({k: v for k, v in data.items() if k != "lane"})
+    shared: dict = {}
+    a = Event.from_json(data, shared)
+    b = Event.from_json(data, shared)
+    assert a.parents[0] is b.parents[0]  # equal edges are one immutable object
