@@ -8,12 +8,13 @@ environment below keeps all three frameworks inside a temporary home and off the
 from __future__ import annotations
 
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests._support import inside_home, isolated_home
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # the gen_* helper modules
@@ -23,19 +24,9 @@ if str(HERE) not in sys.path:  # the gen_* helper modules
 @pytest.fixture(scope="session")
 def gen_home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     home = tmp_path_factory.mktemp("gen-home")
-    (home / "tmp").mkdir()
     return {
-        "HOME": str(home),
-        "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_CACHE_HOME": str(home / ".cache"),
-        "TMPDIR": str(home / "tmp"),
-        "CREWAI_STORAGE_DIR": str(home / "storage"),
+        **isolated_home(home),
         "TIKTOKEN_CACHE_DIR": str(home / "tiktoken"),
-        "CREWAI_DISABLE_TELEMETRY": "true",
-        "OTEL_SDK_DISABLED": "true",
-        "CREWAI_DISABLE_VERSION_CHECK": "true",
-        "CREWAI_TRACING_ENABLED": "false",
         "AUTOGEN_USE_DOCKER": "False",
     }
 
@@ -44,12 +35,8 @@ def gen_home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 def stochastic_stub(gen_home: dict[str, str]) -> Iterator[Any]:
     from symtrace.stub import StubLLM
 
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in gen_home.items():
-            patch.setenv(name, value)
-        patch.setattr(tempfile, "tempdir", gen_home["TMPDIR"])
-        with StubLLM(mode="stochastic") as stub:  # unseeded: every live run samples afresh
-            yield stub
+    with inside_home(gen_home), StubLLM(mode="stochastic") as stub:
+        yield stub  # unseeded: every live run samples afresh
 
 
 @pytest.fixture(autouse=True)
