@@ -1,6 +1,7 @@
 """Helpers shared by several test areas (each area's own live in tests/<area>/_support.py):
 loading the repository's example programs as modules, counting the runs of their tool bodies,
-and the isolated home the frameworks run in.
+the isolated home the frameworks run in, and the checks that AG2 classic and AG2 1.x (one
+adapter each, two environments) share.
 
 Imported relatively (`from ..._support import ...`) by areas in packages, and as
 `tests._support` by the generated-program helpers, which are imported as top-level modules.
@@ -99,3 +100,52 @@ def inside_home(env: dict[str, str]) -> Iterator[None]:
             patch.delenv(name, raising=False)
         patch.setattr(tempfile, "tempdir", env["TMPDIR"])
         yield
+
+
+# -- checks the AG2 adapters share --------------------------------------------------------------
+def subclasses_in(owner: type, package: str, *, with_owner: bool = False) -> Iterator[type]:
+    """Every subclass of *owner* (at any depth; *owner* too if *with_owner*) defined in
+    *package*: a patch on a method does not reach the calls a subclass overriding it gets."""
+    stack, seen = [owner] if with_owner else list(owner.__subclasses__()), set()
+    while stack:
+        cls = stack.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        stack.extend(cls.__subclasses__())
+        if cls.__module__.startswith(package):
+            yield cls
+
+
+def overriding_subclasses(owner: type, attribute: str, package: str) -> Iterator[type]:
+    """The subclasses of *owner* in *package* that define *attribute* themselves."""
+    return (cls for cls in subclasses_in(owner, package) if attribute in vars(cls))
+
+
+def check_selective_replay_and_strict_child(
+    runner: Any, name: str, parent: Path, child_path: Path, anchor: Any, stub: Any,
+    guidance: str, adapter: str,
+) -> Any:
+    """Selective replay of the recording at *parent* from *anchor* with *guidance* (live from
+    there against *stub*), then a strict replay of the child it wrote that sends nothing.
+    *runner* is the area's example Runner; returns the strict replay's run."""
+    import symtrace
+
+    parent_events = list(symtrace.load_bundle(parent).events)
+    module, _ = runner.example(name)
+    with symtrace.replay(parent, anchor=anchor.id, guidance=guidance, out=child_path,
+                         adapters=[adapter]) as handle:
+        runner.call(module.main)
+    child = symtrace.load_bundle(child_path)
+    assert stub.requests[0]["messages"][-1] == {"role": "user", "content": guidance}
+    live = [e for e in child.events if e.is_llm and e.id in handle.session.live_ids]
+    assert stub.served == len(live)
+    assert {e.id for e in parent_events if e.position < anchor.position and e.is_llm} <= set(
+        child.lineage["replayed_events"])
+    assert anchor.id in child.lineage["superseded_events"]
+
+    served = stub.served
+    again = runner.replay(child_path, name)
+    assert stub.served == served, "the child's strict replay sent a request"
+    assert again.final == child.final_result().response["value"]
+    return again

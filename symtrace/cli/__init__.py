@@ -14,7 +14,7 @@ from typing import Any
 
 from symtrace.cli import term
 from symtrace.cli.inspect import cmd_adapters, cmd_diff, cmd_show, cmd_verify
-from symtrace.cli.run import cmd_record, cmd_replay
+from symtrace.cli.run import add_placement_option, cmd_record, cmd_replay
 from symtrace.errors import EXIT_USAGE, SymtraceError
 
 
@@ -99,12 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="replay up to this LLM call, add the guidance to it, go live from it")
     rep.add_argument("--guidance", metavar="TEXT", help="the repair guidance to add at --anchor")
     rep.add_argument("--guidance-file", metavar="FILE", help="read the guidance from FILE")
-    rep.add_argument(
-        "--placement",
-        default="user",
-        choices=("user", "system", "last"),
-        help="where the guidance goes in the anchor's messages (default: a new user message)",
-    )
+    add_placement_option(rep, "the anchor's messages")
     rep.add_argument("-o", "--out", help="child bundle directory (selective replay; default "
                      "BUNDLE-<anchor id>)")
     rep.add_argument("--report-json", metavar="FILE",

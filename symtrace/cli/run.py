@@ -14,6 +14,7 @@ import orjson
 from symtrace.cli import term
 from symtrace.cli.replay_output import print_divergence
 from symtrace.errors import SymtraceError, UsageError
+from symtrace.model.intervention import DEFAULT_PLACEMENT, PLACEMENTS
 
 
 def _command(values: list[str]) -> list[str]:
@@ -150,3 +151,13 @@ def _guidance(args: argparse.Namespace) -> str | None:
     if guidance and not args.anchor:
         raise UsageError("replay --guidance needs --anchor EVENT_ID: where to add it")
     return guidance
+
+
+def add_placement_option(parser: argparse.ArgumentParser, where: str) -> None:
+    """--placement, shared by `replay --anchor` and `repair`: where Δ goes in *where*."""
+    parser.add_argument(
+        "--placement",
+        default=DEFAULT_PLACEMENT,
+        choices=PLACEMENTS,
+        help=f"where the guidance goes in {where} (default: a new user message)",
+    )
