@@ -34,6 +34,7 @@ import orjson
 from symtrace.model.canonical import canonical_bytes
 from symtrace.model.events import Edge, EdgeKind, Event, EventType
 from symtrace.model.llm_wire import chat_messages, reply_messages
+from symtrace.model.quotes import QuoteIndex
 
 MIN_TEXT = 4  # shorter texts ("ok", "") are too common to mean a dependency
 
@@ -214,12 +215,17 @@ def quoted_texts(event: Event) -> list[str]:
 
 def request_text(request: Any) -> str:
     """All message text of a chat request, whitespace-normalised, for quote detection."""
+    return " ".join(request_parts(request))  # = the whole text normalised at once
+
+
+def request_parts(request: Any) -> list[str]:
+    """The non-empty whitespace-normalised message texts of a chat request (memoised)."""
     parts = []
     for message in chat_messages(request):
         part = normalise(_text(message.get("content")) or "")
         if part:
             parts.append(part)
-    return " ".join(parts)  # = the whole text normalised at once, from memoised parts
+    return parts
 
 
 class GraphBuilder:
@@ -227,7 +233,8 @@ class GraphBuilder:
 
     def __init__(self) -> None:
         self._producers: dict[str, str] = {}
-        self._quoted: list[tuple[str, str]] = []  # (text, event id), oldest first
+        self._quoted = QuoteIndex()  # longer produced texts, oldest first
+        self._quoted_by: list[str] = []  # the event that produced each of them
         self._lane_last: dict[str, str] = {}
         self._parents: dict[str, frozenset[str]] = {}
         self._order: dict[str, int] = {}
@@ -252,11 +259,12 @@ class GraphBuilder:
                 source = self._producers.get(fp)
                 if source is not None and source != event_id:
                     candidates.add(source)
-            if event_type is EventType.AGENT_ACTION and self._quoted:
-                haystack = request_text(request)
-                for text, source in self._quoted[-MAX_QUOTED_PRODUCERS:]:
-                    if source not in candidates and text in haystack:
-                        candidates.add(source)
+            if event_type is EventType.AGENT_ACTION and len(self._quoted):
+                # = `text in request_text(request)` for each of the latest producers, without
+                # rescanning the re-sent history on every call (symtrace.model.quotes)
+                lo = max(0, len(self._quoted) - MAX_QUOTED_PRODUCERS)
+                for index in self._quoted.quoted(request_parts(request), lo):
+                    candidates.add(self._quoted_by[index])
             edges: dict[str, EdgeKind] = {}
             for source in sorted(candidates, key=lambda c: -self._order.get(c, -1)):
                 if not any(source in self._parents.get(kept, ()) for kept in edges):
@@ -289,7 +297,9 @@ class GraphBuilder:
         self._parents.setdefault(event.id, frozenset(event.parent_ids))
         for fp in produced(event):
             self._producers[fp] = event.id
-        self._quoted.extend((text, event.id) for text in quoted_texts(event))
+        for text in quoted_texts(event):
+            self._quoted.add(text)
+            self._quoted_by.append(event.id)
 
 
 def children_index(events: Iterable[Event]) -> dict[str, list[str]]:

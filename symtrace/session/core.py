@@ -32,11 +32,12 @@ from symtrace.model.events import (
     event_id,
 )
 from symtrace.model.graph import GraphBuilder
-from symtrace.model.hashing import digest
+from symtrace.model.hashing import digest, digest_canonical
 from symtrace.model.intervention import Intervention
 from symtrace.model.redaction import Redactor
 from symtrace.session import context
 from symtrace.session.context import Attribution
+from symtrace.session.handoff import DEFAULT_STALL_TIMEOUT, HandOff
 from symtrace.session.lanes import LaneIdentities
 
 LLM = "llm"
@@ -60,12 +61,17 @@ class BoundaryCall:
         request: JSONValue,
         meta: dict[str, Any] | None = None,
         attribution: Attribution | None = None,
+        *,
+        canonical: bool = False,
     ) -> BoundaryCall:
+        """*canonical*: *request* is already canonical data (see `digest_canonical`), so it is
+        hashed without being canonicalised again."""
         meta = dict(meta or {})
         within = context.current_tool()
         if within is not None:  # made by a tool body: replayed tools skip it with their body
             meta["within"] = within
-        return cls(kind, request, attribution or context.current(), meta, digest(request))
+        request_hash = digest_canonical(request) if canonical else digest(request)
+        return cls(kind, request, attribution or context.current(), meta, request_hash)
 
     @property
     def event_type(self) -> EventType:
@@ -112,6 +118,8 @@ class Session:
         self.lane_identities = LaneIdentities()
         self._open: dict[str, Ticket] = {}  # live LLM calls whose response has not come yet
         self._lock = threading.RLock()
+        # one receiver at a time: a result is handed out once the previous one was used
+        self.handoff = HandOff(self._lock, DEFAULT_STALL_TIMEOUT)
 
     # -- the hook-facing API -------------------------------------------------------------
     def begin(self, call: BoundaryCall) -> Ticket:
@@ -121,8 +129,28 @@ class Session:
         """begin() for async hooks: a replayer may hold the call without blocking the loop."""
         return self.begin(call)
 
+    async def ahand_off(self) -> None:
+        """Async callers, right before finish(): wait until the caller that got the previous
+        result is done with it (session/handoff.py). finish() waits itself on a plain thread."""
+        if self.handoff.receiver is not None:
+            await self.handoff.await_settled()
+
     def finish(self, ticket: Ticket, response: JSONValue) -> Event:
-        """Record a live call's result (LLM response or tool outcome); return the new event."""
+        """Record a live call's result (LLM response or tool outcome); return the new event.
+
+        The result reaches the program when this returns: it is stamped with its completion
+        rank only once the previous result's caller is done with it (handoff.py), so the
+        recorded order is the order results were used in. A stream left open (completion
+        reserved where it reached the program) takes no turn."""
+        if ticket.completed is None:
+            self.handoff.wait()
+        with self._lock:
+            event = self._finished(ticket, response)
+            if ticket.completed is None:
+                self.handoff.gave()
+            return event
+
+    def _finished(self, ticket: Ticket, response: JSONValue) -> Event:
         with self._lock:
             self._open.pop(ticket.event_id, None)
             try:  # what the program received: named secrets become restorable tokens
@@ -279,7 +307,7 @@ class Session:
         """
         if event.type not in RESULT_TYPES or event.meta.get(ABANDONED) or COMPLETED in event.meta:
             return event
-        return replace(event, meta={**event.meta, COMPLETED: self.reserve_completion()})
+        return event.evolve(meta={**event.meta, COMPLETED: self.reserve_completion()})
 
     def _next_id(self, event_type: EventType) -> str:
         ordinal = self._ordinals.get(event_type, 0)
