@@ -100,7 +100,12 @@ def summarise(rows: list[Row]) -> list[str]:
         first, last = found[0], found[-1]
         out += ["", f"FAILED {framework} {topology}: {first['what']}",
                 f"  drawn:    {first['label']}  bundle: {first['kept']}"]
-        if last is not first:
+        if last is not first and (last["label"], last["program"]) == (first["label"],
+                                                                 first["program"]):
+            # unshrunk (SYMTRACE_GEN_SHRINK=0): Hypothesis runs the failing draw once more to
+            # report it, against new server answers
+            out.append(f"  run again to report it (new server answers): {last['what']}")
+        elif last is not first:
             out += [f"  shrunk to {last['label']} ({len(found) - 1} smaller program(s) "
                     f"broke it while shrinking): {last['what']}",
                     f"  reproducer: program={last['program']}  bundle: {last['kept']}"]

@@ -54,6 +54,17 @@ def test_summary_counts_per_framework_and_topology_and_names_the_reproducer(
     assert "ag2v1-subtasks-bounded-1ag-0t" in failed[2] and "/k/shrunk" in failed[3]
 
 
+def test_an_unshrunk_failure_run_again_is_not_called_shrunk(tmp_path: Path) -> None:
+    failure = {"kind": "failure", "label": "ag2-nested-2ag", "kept": "/k/b", "shrinking": False,
+               "what": "selective replay diverged: SYM-R102", "program": _program("nested")}
+    again = {**failure, "what": "strict replay 1 differs", "shrinking": True}
+    report = tmp_path / "r.jsonl"
+    report.write_bytes(orjson.dumps(failure) + b"\n" + orjson.dumps(again) + b"\n")
+    lines = summarise.summarise(summarise.load([str(report)]))
+    assert lines[-1] == "  run again to report it (new server answers): strict replay 1 differs"
+    assert not any("shrunk" in line for line in lines)
+
+
 def test_rows_without_a_kind_are_programs(tmp_path: Path) -> None:
     old = {k: v for k, v in _passed("two_agent", "sync").items() if k != "kind"}
     report = tmp_path / "r.jsonl"
