@@ -116,25 +116,25 @@ def describe(event: Any) -> str | None:
 
 
 def in_call_order(events: list[Any]) -> list[Any]:
-    """The history with each batch of tool results in the order of the calls that asked for
-    them: AG2 appends a batch's results as they complete, and the tools that run on replay too
-    (the Network plugin's, `as_tool` delegations, sub-tasks) complete in scheduling order. The
-    model is shown them in call order, which is what the transcript keeps."""
+    """The history with the tool results of each model response in the order of the calls
+    that asked for them, placed before the next model response: AG2 appends a batch's results
+    as they complete (with other events in between), and the tools that run on replay too (the
+    Network plugin's, `as_tool` delegations, sub-tasks) complete in scheduling order. The model
+    is shown them in call order, which is what the transcript keeps."""
     out: list[Any] = []
     position: dict[str, int] = {}
-    batch: list[Any] = []
-    for event in [*events, None]:
+    results: list[Any] = []
+    for event in events:
         if type(event).__name__ in ("ToolResultEvent", "ToolErrorEvent"):
-            batch.append(event)
+            results.append(event)
             continue
-        out.extend(sorted(batch, key=lambda e: position.get(e.parent_id, len(position))))
-        batch = []
-        if event is None:
-            break
-        calls = getattr(getattr(event, "tool_calls", None), "calls", None)
-        if calls:
+        if type(event).__name__ == "ModelResponse":
+            out.extend(sorted(results, key=lambda e: position.get(e.parent_id, len(position))))
+            results = []
+            calls = getattr(getattr(event, "tool_calls", None), "calls", None) or ()
             position = {call.id: index for index, call in enumerate(calls)}
         out.append(event)
+    out.extend(sorted(results, key=lambda e: position.get(e.parent_id, len(position))))
     return out
 
 
