@@ -13,6 +13,11 @@ Edges are derived from content, never guessed from timing:
   own request did not already contain is a produced part; every line and sentence of a later
   request's messages is a consumed one. A ReAct `Action:` / `Action Input:` in a reply's text
   is a produced tool call, like a structured `tool_calls` entry.
+* **one value, several producers**: two concurrent chats may ask the same tool the same thing
+  and get the same text back. A call that names its causes (below) links such a value to the
+  producer inside its causal context; a tool call links to the reply that asked for it by the
+  provider's call id alone; a quoted text found only inside a longer quoted text is that
+  text's content ("... for day" inside "... for day plan"), not a quote of its own.
 * **control** edge u → v when u is the previous event on v's lane (lane order), or when u is
   the latest call of a lane that caused v's turn (attribution `dispatched_by`): a group chat
   manager selecting a speaker, or an agent whose message or chat result triggered the turn.
@@ -268,9 +273,15 @@ class GraphBuilder:
                 for text, source in self._quoted[-MAX_QUOTED_PRODUCERS:]:
                     if text in haystack:
                         quoted.setdefault(text, []).append(source)
-                for sources in quoted.values():
-                    related = self._related(sources, lane, dispatched_by)
-                    candidates.update(related[-1:] if related else sources)
+                # longest first: a text found only inside a longer quoted text ("… for day"
+                # inside "… for day plan") is that text's content, not a quote of its own
+                rest = haystack
+                for text in sorted(quoted, key=lambda t: (-len(t), t)):
+                    if text not in rest:
+                        continue
+                    rest = rest.replace(text, "\x00")
+                    related = self._related(quoted[text], lane, dispatched_by)
+                    candidates.update(related[-1:] if related else quoted[text])
                 candidates.discard(event_id)
             edges: dict[str, EdgeKind] = {}
             for source in sorted(candidates, key=lambda c: -self._order.get(c, -1)):

@@ -119,3 +119,23 @@ def test_an_identical_value_from_an_unrelated_chat_draws_no_edge(tmp_path):
     lanes = {by_id[p].lane for p in last.parent_ids}
     assert "agent_b" not in lanes and "proxy_b/tool#0" not in lanes
     assert "proxy_a/tool#0" in lanes
+
+
+def test_a_text_found_only_inside_a_longer_quoted_text_is_not_a_quote_of_its_own(tmp_path):
+    """ "... for day" (another chat's tool error) inside "... for day plan" (this chat's)."""
+    short, long = "lookup is unavailable for day", "lookup is unavailable for day plan"
+    session, writer = recorder(tmp_path / "b")
+    run(session, _tool("lookup", "proxy_a/tool#0", "call_a"),
+        {"ok": False, "error": {"message": long, "type": "ToolFailure"}})
+    run(session, _tool("lookup", "proxy_b/tool#0", "call_b"),
+        {"ok": False, "error": {"message": short, "type": "ToolFailure"}})
+    run(session, llm_call(chat_request(f"Error: {long}"), lane="agent_a"), chat_response("Ok."))
+    run(session, llm_call(chat_request(f"Error: {short}"), lane="agent_b"), chat_response("Ok."))
+    complete_bundle(writer, exit_code=0, value=None, status="ok")
+    from symtrace.bundle import load_bundle
+
+    events = load_bundle(tmp_path / "b").events
+    by_id = {e.id: e for e in events}
+    agent_a, agent_b = (e for e in events if e.is_llm)
+    assert {by_id[p].lane for p in agent_a.parent_ids} == {"proxy_a/tool#0"}
+    assert {by_id[p].lane for p in agent_b.parent_ids} == {"proxy_b/tool#0"}
