@@ -70,14 +70,20 @@ study-local: local-llm
 	$(PY) -m symtrace_study run experiments/configs/suite-local.json
 
 # Generated multi-agent programs, long run (issue 19): PROGRAMS per framework (default 200, spread
-# over its topologies), fresh Hypothesis draws, the unseeded stochastic stub. Figures are
-# printed at the end; a failing program is shrunk and its bundle kept in out/generated/failures.
+# over its topologies), fresh Hypothesis draws, the unseeded stochastic stub; classic AG2, CrewAI
+# and AgentChat in .venv, then AG2 1.x in the second environment (nox -s next). BUDGET=SECONDS
+# caps each framework's time (its topologies share it; drawing stops when it is spent, and the
+# figures say how many ran). Figures per framework and topology are printed at the end; a
+# failing program is shrunk and its bundle kept in out/generated/failures.
 generated: setup
-	mkdir -p out/generated && rm -f out/generated/report.jsonl
-	SYMTRACE_GEN_PROGRAMS=$${PROGRAMS:-200} SYMTRACE_GEN_RANDOM=1 SYMTRACE_GEN_REPLAYS=3 \
-	  SYMTRACE_GEN_REPORT=out/generated/report.jsonl SYMTRACE_GEN_KEEP=out/generated/failures \
+	mkdir -p out/generated && rm -f out/generated/report.jsonl out/generated/report-next.jsonl
+	export SYMTRACE_GEN_PROGRAMS=$${PROGRAMS:-200} SYMTRACE_GEN_BUDGET=$${BUDGET:-} \
+	  SYMTRACE_GEN_RANDOM=1 SYMTRACE_GEN_REPLAYS=3 SYMTRACE_GEN_KEEP=out/generated/failures; \
+	  SYMTRACE_GEN_REPORT=out/generated/report.jsonl \
 	  $(PY) -m pytest -q -p no:cacheprovider --timeout 0 tests/generated -k generated_programs; \
-	  status=$$?; $(PY) tests/generated/summarise.py out/generated/report.jsonl; exit $$status
+	  status=$$?; SYMTRACE_GEN_REPORT=out/generated/report-next.jsonl \
+	  $(VENV)/bin/nox -s next -- --timeout 0 -k generated_programs || status=1; \
+	  $(PY) tests/generated/summarise.py out/generated/report*.jsonl; exit $$status
 
 # Every concurrent reference bundle replayed REPLAYS times (default 100) under CPU burners and
 # SYMTRACE_CHAOS scheduling pauses; exits 1 on any divergence.

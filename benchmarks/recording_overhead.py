@@ -53,7 +53,9 @@ import symtrace
 
 WINDOW = 19  # messages after the system prompt: 20 per conversation request
 TURN = "Please look at the quarterly figures again and tell me what changed since then. " * 8
-SECRET_ENV = "SYMTRACE_BENCH_API_KEY"  # users record with a key in the environment: so do we
+# Users record with a key in the environment, so do we; a credential name symtrace redacts
+# (names starting SYMTRACE_ are its own settings, not secrets: that key would not be searched).
+SECRET_ENV = "BENCH_API_KEY"
 
 
 # -- a fast local endpoint in its own process ---------------------------------------------------

@@ -19,6 +19,9 @@
     │   ├── HookTargetMissing         (also AttributeError, PatchTargetMissing)
     │   ├── AdapterAlreadyInstalled   (also RuntimeError, AlreadyPatched)
     │   ├── NotInstrumented           — the program never ran symtrace's bootstrap
+    │   ├── HandBackError             — the instrumented child's message to the parent (or
+    │   │                               the parent's launch file) is malformed or of another
+    │   │                               protocol version (symtrace.process.protocol)
     │   ├── UnsupportedConstruct      — a framework construct no bundle could replay (refused
     │   │                               at record time, before it runs)
     │   └── UnrecordedLLMRequest      — an LLM request sent around every HTTP seam while
@@ -209,6 +212,11 @@ class AdapterAlreadyInstalled(AdapterError, AlreadyPatched):
 
 class NotInstrumented(AdapterError):
     """The program ended normally without symtrace's bootstrap ever running in it."""
+
+
+class HandBackError(AdapterError):
+    """A launch file or a child's hand-back that symtrace.process.protocol cannot read: not
+    JSON, another protocol version, a missing or mistyped field, an unknown status."""
 
 
 class SessionError(SymtraceError, RuntimeError):

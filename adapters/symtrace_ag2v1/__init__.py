@@ -8,7 +8,9 @@ below:
 * attribution: which agent's turn made each LLM call, on which lane (_attribution.py);
 * tool boundaries at `FunctionTool.__call__`, failures with the text AG2 showed the model,
   delegations to other agents left to those agents (_tools.py, _codec.py);
-* the final result: the reply of the outermost turn.
+* the final result: the reply of the outermost turn;
+* Network ids (agents, channels, envelopes) seeded, so the Network tools that run on replay
+  show the model the same ids (_ids.py).
 
 Importing this package does not import AG2; the hooks resolve when the adapter installs.
 """
@@ -18,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from symtrace.frameworks.contract import Hook, PatchingAdapter, seeded_uuid4
-from symtrace_ag2v1 import _attribution, _tools
+from symtrace_ag2v1 import _attribution, _ids, _tools
 
 AGENT = "ag2.agent:Agent"
 
@@ -30,6 +32,13 @@ HOOKS: tuple[Hook, ...] = (
          "LLM calls; the outermost turn's reply is the final result"),
     Hook("ag2.agent:uuid4", seeded_uuid4,
          "sub-task agents' names (subtask-<uuid4 hex>) drawn from the s0-seeded random"),
+    *(Hook(f"{module}:make_id", _ids.seeded_make_id,
+           "Network agent/channel/request ids drawn from the s0-seeded random (tools show "
+           "them to the model)")
+      for module in ("ag2.network.ids", "ag2.network", "ag2.network.hub.core",
+                     "ag2.network.transport.local", "ag2.network.client.hub_client")),
+    Hook("ag2.network.ids:_MonotonicIds.__call__", _ids.seeded_monotonic_id,
+         "Network envelope ids: a counting prefix (creation order kept) and a seeded suffix"),
     Hook("ag2.tools.executor:ToolExecutor.execute_tools", _tools.execute_tools,
          "the position of each tool call in the model's message (lane <agent>/tool#<i>)"),
     Hook("ag2.tools.executor:_execute_call", _tools.execute_call,

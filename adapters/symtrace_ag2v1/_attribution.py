@@ -10,16 +10,20 @@ around `drive()` reaches the LLM request the provider SDK sends, whatever the pr
 Lanes are per agent object (`symtrace.lane_identity.instance_lane`): the first object named
 `writer` runs on `writer`, a second one on `writer@2`, numbered when AG2 constructs them, so in
 program order. A sub-task agent AG2 builds for `run_subtask(s)` is named `subtask-<random
-hex>`; its lane is named after the agent whose tool spawned it instead
-(`<parent lane>/subtask`, `@2`, ... in spawn order), so the lane is the same in every run.
+hex>`; its lane is named after the agent whose tool spawned it instead, and after the position
+of that tool call in the model's message: `<parent lane>/subtask` for call #0,
+`<parent lane>/subtask#<i>` for call #i, then `@2`, ... for the further sub-tasks of one call
+in spawn order. The position matters because sub-tasks of different calls of one message race:
+with `TaskConfig(max_concurrency=...)` they are built when they get a slot, which is timing;
+the sub-tasks of one `run_subtasks` call start in task order.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -29,8 +33,10 @@ from symtrace.frameworks.contract import context, final_result, instance_lane
 SUBTASK_NAME = re.compile(r"subtask-[0-9a-f]{8}")
 # the lane of the agent whose turn is running in this context (None: no turn)
 _turn_lane: ContextVar[str | None] = ContextVar("symtrace_ag2v1_turn_lane", default=None)
-# sub-task agent -> the name it goes by: "<lane of the agent that spawned it>/subtask"
+# sub-task agent -> the name it goes by: "<lane of the agent that spawned it>/subtask[#i]"
 _subtask_names: WeakKeyDictionary[Any, str] = WeakKeyDictionary()
+# the position (in the model's message) of the delegating tool call running in this context
+_spawn_call: ContextVar[int | None] = ContextVar("symtrace_ag2v1_spawn_call", default=None)
 
 
 def _base_name(agent: Any) -> str:
@@ -38,7 +44,9 @@ def _base_name(agent: Any) -> str:
     name = str(name) if name else type(agent).__name__
     if SUBTASK_NAME.fullmatch(name):
         if agent not in _subtask_names:  # built outside a turn: named at its first call
-            _subtask_names[agent] = f"{_turn_lane.get() or 'main'}/subtask"
+            call = _spawn_call.get()
+            suffix = f"#{call}" if call else ""
+            _subtask_names[agent] = f"{_turn_lane.get() or 'main'}/subtask{suffix}"
         return _subtask_names[agent]
     return name
 
@@ -53,6 +61,17 @@ def agent_name(agent: Any) -> str:
 
 def lane_of(agent: Any) -> str:
     return instance_lane(agent, _base_name(agent))
+
+
+@contextmanager
+def spawning(call: int | None) -> Iterator[None]:
+    """The block runs the delegating tool call at position *call* of the model's message: a
+    sub-task agent built inside is named after it."""
+    token = _spawn_call.set(call)
+    try:
+        yield
+    finally:
+        _spawn_call.reset(token)
 
 
 def registered_at_creation(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -77,11 +96,16 @@ def drive_scope(original: Callable[..., Any]) -> Callable[..., Any]:
         async with original(self, *args, **kwargs) as drive:
 
             async def attributed() -> Any:
-                outermost = _turn_lane.get() is None
+                enclosing = _turn_lane.get()
+                outermost = enclosing is None
                 name, lane = agent_name(self), lane_of(self)
+                # a turn run from inside another agent's turn (its `as_tool` delegation, its
+                # sub-task) happens because that agent's model asked for it: a control edge
+                # from the asking lane's latest call, live when that call went live
+                chooser = enclosing if enclosing != lane else None
                 token = _turn_lane.set(lane)
                 try:
-                    with context.agent(name, lane=lane):
+                    with context.agent(name, lane=lane), context.dispatched_by(chooser):
                         reply = await drive()
                 finally:
                     _turn_lane.reset(token)

@@ -37,7 +37,7 @@ from typing import Any
 from symtrace.errors import SymtraceError
 from symtrace.frameworks.contract import acall_tool
 from symtrace.frameworks.contract import context as attribution
-from symtrace_ag2v1._attribution import agent_name, lane_of
+from symtrace_ag2v1._attribution import agent_name, lane_of, spawning
 from symtrace_ag2v1._codec import tool_codec
 
 AGENT_KEY = "__ag2_agent__"  # ag2.utils.AGENT_CONTEXT_DEPENDENCY_KEY
@@ -104,8 +104,9 @@ def function_tool_call(original: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(original)
     async def __call__(self: Any, event: Any, context: Any) -> Any:
-        if is_delegation(self):
-            return await original(self, event, context)
+        if is_delegation(self):  # a sub-task it spawns is named after the call's position
+            with spawning((_batch.get() or {}).get(event.id)):
+                return await original(self, event, context)
         agent = getattr(context, "dependencies", {}).get(AGENT_KEY)
         executor = agent_name(agent) if agent is not None else "main"
         base = lane_of(agent) if agent is not None else attribution.current().lane

@@ -301,11 +301,6 @@ def guard_for(session: GuardedSession, allow: Iterable[HostPort] = ()) -> Egress
     return guard
 
 
-def allow_from_env(value: str) -> tuple[HostPort, ...]:
-    """--allow-host values as the runner hands them to the child (comma-separated)."""
-    return tuple(HostPort.parse(part) for part in value.split(",") if part.strip())
-
-
 def network_manifest(events: Iterable[Any], unrecorded: list[dict[str, Any]]) -> dict[str, Any]:
     """What a bundle records about the network: the endpoints its boundary calls talked to
     (`host:port`, through a seam) and the connections opened outside every seam."""

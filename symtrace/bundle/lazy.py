@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from symtrace.bundle.blobs import Joiner
-from symtrace.model.events import Event
+from symtrace.model.events import Edge, Event
+
+_set = object.__setattr__
 
 
 def _lazy_field(slot: str) -> property:
@@ -37,11 +39,16 @@ class LazyEvent(Event):
     __slots__ = ("_joiner", "_request", "_response")
 
     @classmethod
-    def of(cls, data: dict[str, Any], joiner: Joiner) -> LazyEvent:
+    def of(
+        cls, data: dict[str, Any], joiner: Joiner,
+        edges: dict[tuple[str, str], Edge] | None = None,
+    ) -> LazyEvent:
         """An event from a parsed line whose request/response still hold blob refs."""
-        event = cls.from_json(data)  # the raw values go through the setters below
-        assert isinstance(event, LazyEvent)
-        object.__setattr__(event, "_joiner", joiner)
+        event = object.__new__(cls)
+        event._fill(data, {} if edges is None else edges)
+        _set(event, "_request", data.get("request"))
+        _set(event, "_response", data.get("response"))
+        _set(event, "_joiner", joiner)
         return event
 
     request = _lazy_field("_request")  # type: ignore[assignment]

@@ -8,219 +8,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from symtrace.cli import term
-from symtrace.cli.replay_output import print_divergence
-from symtrace.errors import EXIT_USAGE, SymtraceError, UsageError
-
-
-def _command(values: list[str]) -> list[str]:
-    return list(values)
-
-
-def _json_file(path: str | None) -> Any:
-    if path is None:
-        return None
-    try:
-        return orjson.loads(Path(path).read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise SymtraceError(f"cannot read JSON from {path}: {exc}") from exc
-
-
-def _pair(item: str) -> tuple[str, str]:
-    name, sep, value = item.partition("=")
-    if not sep or not name:
-        raise ValueError(f"--set-env needs NAME=VALUE, got {item!r}")
-    return name, value
-
-
-def _task(args: argparse.Namespace) -> Any:
-    if args.task_file:
-        return _json_file(args.task_file)
-    return args.task
-
-
-# -- record ------------------------------------------------------------------------------------
-def cmd_record(args: argparse.Namespace) -> int:
-    from symtrace.process.runner import record_command
-
-    outcome = record_command(
-        args.out,
-        _command(args.command),
-        task=_task(args),
-        state=_json_file(args.state_file),
-        config=_json_file(args.config_file),
-        seed=args.seed,
-        secret_envs=args.secret_env,
-        adapters=args.adapter or None,
-        env_keep=args.env,
-        force=args.force,
-        quiet=args.quiet,
-    )
-    if outcome.complete:
-        _err(
-            f"symtrace: recorded {outcome.events} events into {outcome.bundle} "
-            f"(program exit code {outcome.exit_code})"
-        )
-    else:
-        stopped = {
-            "interrupted": f"interrupted ({outcome.signal})",
-            "terminated": f"terminated ({outcome.signal})",
-            "killed": f"the program was killed by {outcome.signal}",
-        }.get(outcome.status, "the program ended without finishing its recording")
-        _err(
-            f"symtrace: {stopped}: {outcome.events} events recorded into {outcome.bundle}, "
-            f"which is marked incomplete (exit code {outcome.exit_code})"
-        )
-    for egress in outcome.unrecorded_egress:
-        _err(
-            f"symtrace: note: unrecorded egress to {egress['host']}:{egress['port']} "
-            f"({egress['count']}x, by {egress['library']}): outside every HTTP seam, so a strict "
-            "replay will refuse it unless allowed with --allow-host"
-        )
-    return outcome.exit_code
-
-
-# -- replay ------------------------------------------------------------------------------------
-def cmd_replay(args: argparse.Namespace) -> int:
-    from symtrace.process.runner import replay_bundle
-
-    guidance = _guidance(args)
-    outcome = replay_bundle(
-        args.bundle,
-        anchor=args.anchor,
-        guidance=guidance,
-        placement=args.placement,
-        out=args.out,
-        command=_command(args.command) or None,
-        report_json=args.report_json,
-        quiet=args.quiet,
-        force=args.force,
-        adapters=args.adapter or None,
-        set_env=dict(_pair(item) for item in args.set_env),
-        allow_hosts=args.allow_host,
-        volatile_stdout=args.volatile_stdout,
-    )
-    if outcome.anchor_note:
-        _err(f"symtrace: {outcome.anchor_note}")
-    if outcome.diverged:
-        print_divergence(outcome)
-        return outcome.exit_code
-    if outcome.child_bundle is not None:
-        lineage = (outcome.report_json or {}).get("lineage") or {}
-        _err(
-            f"symtrace: selective replay wrote {outcome.child_bundle}: "
-            f"{len(lineage.get('replayed_events', []))} events replayed, "
-            f"{len(lineage.get('live_events', []))} live from {outcome.resolved_anchor}"
-        )
-    else:
-        served = int((outcome.report_json or {}).get("served") or 0)
-        live = int((outcome.report_json or {}).get("live") or 0)
-        calls = "call" if served == 1 else "calls"
-        _err("symtrace: replay matched every recorded boundary call")
-        _err("\n".join(textwrap.wrap(
-            f"served {served} boundary {calls} from the bundle, {live} live requests; exit "
-            "code, final result and stdout match the recording",
-            term.width(sys.stderr), initial_indent="  ", subsequent_indent="  ",
-        )))
-    if outcome.recorded_exit_code is not None and outcome.recorded_exit_code != outcome.exit_code:
-        _err(
-            f"symtrace: note: the program exited {outcome.exit_code}; the recorded run exited "
-            f"{outcome.recorded_exit_code}"
-        )
-    return outcome.exit_code
-
-
-def _guidance(args: argparse.Namespace) -> str | None:
-    """Δ from --guidance or --guidance-file; both need --anchor and --anchor needs one (a usage
-    error, exit 2, before anything runs)."""
-    guidance = args.guidance
-    if args.guidance_file:
-        try:
-            guidance = Path(args.guidance_file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(
-                f"--guidance-file {args.guidance_file}: cannot read it ({exc})"
-            ) from exc
-    if args.anchor and not guidance:
-        raise UsageError("replay --anchor needs --guidance TEXT or --guidance-file FILE: the "
-                         "guidance is what the anchor's request gets before going live")
-    if guidance and not args.anchor:
-        raise UsageError("replay --guidance needs --anchor EVENT_ID: where to add it")
-    return guidance
-
-
-# -- inspect -------------------------------------------------------------------------------------
-def cmd_show(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
-    from symtrace.bundle import load_bundle
-    from symtrace.bundle.inspect import show_json, show_table
-
-    bundle = load_bundle(args.bundle)
-    if args.graph:
-        from symtrace.viewer.graph_svg import render_svg
-
-        Path(args.graph).write_text(render_svg(bundle))
-        _err(f"symtrace: wrote event graph picture {args.graph}")
-    if args.json:
-        sys.stdout.buffer.write(
-            orjson.dumps(show_json(bundle), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
-            + b"\n"
-        )
-    else:
-        show_table(bundle, Console(width=args.width) if args.width else Console())
-    return 0
-
-
-def cmd_verify(args: argparse.Namespace) -> int:
-    from symtrace.bundle import verify_bundle
-
-    bundle = verify_bundle(args.bundle)
-    outcome = bundle.manifest.get("outcome") or {}
-    state = "complete" if bundle.complete else f"INCOMPLETE ({outcome.get('status', 'unsealed')})"
-    seal = f"sealed, root {bundle.root_digest}" if bundle.sealed else "UNSEALED"
-    print(
-        f"ok: {bundle.path} format v{bundle.manifest['format_version']}, {state}, {seal}, "
-        f"{len(bundle.events)} events, every digest verified"
-    )
-    for warning in bundle.warnings:
-        print(f"warning: {warning}")
-    return 0
-
-
-def cmd_diff(args: argparse.Namespace) -> int:
-    from symtrace.bundle import load_bundle
-    from symtrace.bundle.inspect import diff_bundles, render_diff
-
-    a, b = load_bundle(args.a), load_bundle(args.b)
-    result = diff_bundles(a, b)
-    if args.json:
-        print(orjson.dumps(result.to_json(), option=orjson.OPT_SORT_KEYS).decode())
-    else:
-        print(render_diff(result, a, b, term.width()))
-    return 0 if result.identical else 1
-
-
-def cmd_adapters(args: argparse.Namespace) -> int:
-    from symtrace.frameworks.registry import load, registered
-
-    rows = []
-    for name in registered():
-        adapter = load(name)
-        state = "available" if adapter.is_available() else "framework not installed"
-        rows.append((name, state, adapter.requires))
-    # the requirement last: it is the long column, and may run past a narrow terminal
-    width = max((len(name) for name, _, _ in rows), default=0) + 2
-    for name, state, requires in rows:
-        print(f"{name:{width}}{state:25}{requires}")
-    return 0
+from symtrace.cli.inspect import cmd_adapters, cmd_diff, cmd_show, cmd_verify
+from symtrace.cli.run import add_placement_option, cmd_record, cmd_replay
+from symtrace.errors import EXIT_USAGE, SymtraceError
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -304,12 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="replay up to this LLM call, add the guidance to it, go live from it")
     rep.add_argument("--guidance", metavar="TEXT", help="the repair guidance to add at --anchor")
     rep.add_argument("--guidance-file", metavar="FILE", help="read the guidance from FILE")
-    rep.add_argument(
-        "--placement",
-        default="user",
-        choices=("user", "system", "last"),
-        help="where the guidance goes in the anchor's messages (default: a new user message)",
-    )
+    add_placement_option(rep, "the anchor's messages")
     rep.add_argument("-o", "--out", help="child bundle directory (selective replay; default "
                      "BUNDLE-<anchor id>)")
     rep.add_argument("--report-json", metavar="FILE",
@@ -374,11 +164,6 @@ def _optional_parsers(sub: Any) -> None:
     viewer_cli.add_parser(sub)
 
 
-def _err(text: str) -> None:
-    sys.stderr.write(text + "\n")
-    sys.stderr.flush()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -394,13 +179,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except SymtraceError as exc:
-        _err(f"symtrace: error: {exc}")
+        term.err(f"symtrace: error: {exc}")
         return exc.exit_code
     except ValueError as exc:
-        _err(f"symtrace: error: {exc}")
+        term.err(f"symtrace: error: {exc}")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        _err("symtrace: interrupted (SIGINT)")
+        term.err("symtrace: interrupted (SIGINT)")
         return 130
 
 

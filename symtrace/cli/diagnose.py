@@ -22,6 +22,7 @@ from rich.console import Console
 
 from symtrace.cli import term
 from symtrace.cli.replay_output import print_divergence
+from symtrace.cli.run import add_placement_option
 from symtrace.diagnosis.anchors import AnchorPolicy
 from symtrace.diagnosis.errors import DiagnosisConfigError, DiagnosisError
 from symtrace.diagnosis.evaluate import evaluate, load_labels, render_report
@@ -104,12 +105,7 @@ def add_parsers(subparsers: Any) -> None:
     )
     r.add_argument("--seed", type=int, default=0, help="seed of the random control (default 0)")
     r.add_argument("--templates", metavar="FILE", help="JSON file overriding prompt templates")
-    r.add_argument(
-        "--placement",
-        default="user",
-        choices=("user", "system", "last"),
-        help="where the guidance goes in the request's messages (default: a new user message)",
-    )
+    add_placement_option(r, "the request's messages")
     r.add_argument("--dry-run", action="store_true", help="print the plan, do not replay")
     r.add_argument("--json", action="store_true", help="print the repair plan/result as JSON")
     r.add_argument("--report-json", metavar="FILE", help="divergence report path (replay)")

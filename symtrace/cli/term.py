@@ -49,3 +49,9 @@ def rule(title: str, columns: int) -> str:
     """`── title ─────` across *columns*: a header that stands out without colour."""
     head = f"── {title} "
     return head + "─" * max(3, columns - len(head))
+
+
+def err(text: str) -> None:
+    """One message line to stderr, flushed (it interleaves with the program's own output)."""
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 
+from symtrace.diagnosis.message_text import ACTION_KEYS, normalize_url, render
 from symtrace.diagnosis.symptoms import Evidence, Scope, excerpt, quote
-from symtrace.diagnosis.view import ACTION_KEYS, NodeView, TraceContext, normalize_url, render
+from symtrace.diagnosis.view import NodeView, TraceContext
 from symtrace.model.canonical import JSONValue
 from symtrace.model.events import EventType
 

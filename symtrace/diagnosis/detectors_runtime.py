@@ -15,8 +15,9 @@ from symtrace.diagnosis.detectors import (
     STRUCTURED_REQUEST,
     evidence_at,
 )
+from symtrace.diagnosis.message_text import render
 from symtrace.diagnosis.symptoms import Evidence, Scope, excerpt
-from symtrace.diagnosis.view import NodeView, TraceContext, render
+from symtrace.diagnosis.view import NodeView, TraceContext
 from symtrace.model.events import EventType
 
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.\-]*://[^/\s]", re.IGNORECASE)

@@ -10,10 +10,10 @@ random and last controls get the generic template, with no category and no evide
 from __future__ import annotations
 
 from symtrace.diagnosis.anchors import AnchorChoice, AnchorPolicy
+from symtrace.diagnosis.message_text import render
 from symtrace.diagnosis.symptoms import Evidence
 from symtrace.diagnosis.task import TaskSpec
 from symtrace.diagnosis.templates import Templates, default_templates
-from symtrace.diagnosis.view import render
 from symtrace.model.canonical import JSONValue
 
 EVIDENCE_LIMIT = 8  # evidence lines in Δ; the rest are summarised as "(n more)"

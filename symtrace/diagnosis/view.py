@@ -8,7 +8,6 @@ the rules use to look at τ<v. Building views is pure: same bundle, same views.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -16,15 +15,23 @@ from typing import Any
 
 from symtrace.bundle.reader import Bundle
 from symtrace.diagnosis.dialects import bare_terminate, is_control
+from symtrace.diagnosis.message_text import (
+    ACTION_KEYS,
+    content_text,
+    find_action,
+    is_action,
+    is_int,
+    normalize_value,
+    parse_json,
+    render,
+    urls_in,
+)
 from symtrace.diagnosis.task import TaskSpec, parse_task
 from symtrace.model.canonical import JSONValue, canonical_bytes
 from symtrace.model.events import EdgeKind, Event, EventType
 
 # Tool-result statuses that mean failure (paper eq. 39, ℰ_f).
 FAILED_STATUSES = frozenset({"failed", "failure", "error", "timeout", "timed_out"})
-URL_KEYS = frozenset({"url", "uri", "href", "link", "start_url", "page", "address"})
-ACTION_KEYS = ("action", "tool", "tool_name", "function")
-_URL = re.compile(r"\b(?:https?|view-source):[^\s\"'<>)\]]+")
 _FINAL = re.compile(r"(?i)\bfinal[ _]answer\b\s*[:：]?")
 _TERMINATE = re.compile(r"(?m)^\s*TERMINATE\s*$")
 _REACT = re.compile(r"(?m)^Action:\s*(?P<name>[\w.\-]+)\s*\nAction Input:\s*(?P<input>.+)$")
@@ -40,7 +47,7 @@ class ToolInvocation:
     @property
     def fingerprint(self) -> str:
         """Normalized action fingerprint: name and arguments, case/whitespace/URL-slash folded."""
-        args = canonical_bytes(_normalize(self.arguments)).decode()
+        args = canonical_bytes(normalize_value(self.arguments)).decode()
         return f"{self.name.strip().lower()}:{args}"
 
 
@@ -200,7 +207,7 @@ def node_view(event: Event, index: int, bundle: Bundle) -> NodeView:
         fields["calls"] = calls
     urls = list(fields.pop("extra_urls", ()))
     for call in calls:
-        urls.extend(_urls_in(call.arguments))
+        urls.extend(urls_in(call.arguments))
     fields["urls"] = tuple(dict.fromkeys(urls))
     fields["fingerprints"] = tuple(dict.fromkeys(call.fingerprint for call in calls))
     handshake = event.type is EventType.AGENT_ACTION and base["reason"] is None and not calls
@@ -280,7 +287,7 @@ def _tool_result(event: Event, bundle: Bundle) -> dict[str, Any]:
     out["text"] = render(value)
     if isinstance(value, dict):
         code = next(
-            (value[k] for k in ("http_status", "status_code", "status") if _is_int(value.get(k))),
+            (value[k] for k in ("http_status", "status_code", "status") if is_int(value.get(k))),
             None,
         )
         out["http_status"] = code
@@ -313,7 +320,7 @@ def _final_result(event: Event) -> dict[str, Any]:
             parsed = _final_payload(value, marker)
         out["final_style"] = True
         out["output"] = parsed
-        out["action"] = parsed if _is_action(parsed) else find_action(out["text"])
+        out["action"] = parsed if is_action(parsed) else find_action(out["text"])
     return out
 
 
@@ -335,17 +342,6 @@ def _first_message(body: object) -> dict[str, Any]:
     return {}
 
 
-def content_text(content: object) -> str:
-    """Text of a chat message `content`: a string or the text parts of a list."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content
-        )
-    return ""
-
-
 def _final_payload(text: str, match: re.Match[str]) -> JSONValue:
     if match.re is _TERMINATE:
         payload = _TERMINATE.sub("", text).strip()
@@ -353,27 +349,6 @@ def _final_payload(text: str, match: re.Match[str]) -> JSONValue:
         rest = text[match.end() :].strip()
         payload = re.split(r"\n\s*\n", rest, maxsplit=1)[0].strip() if rest else ""
     return parse_json(payload) if payload[:1] in ("[", "{") else payload
-
-
-def find_action(text: str) -> dict[str, Any] | None:
-    """The first JSON object in *text* that names an action (`{"action": "browse", …}`)."""
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    attempts = 0
-    while start >= 0 and attempts < 20:
-        attempts += 1
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except ValueError:
-            value = None
-        if _is_action(value):
-            return value
-        start = text.find("{", start + 1)
-    return None
-
-
-def _is_action(value: object) -> bool:
-    return isinstance(value, dict) and any(isinstance(value.get(k), str) for k in ACTION_KEYS)
 
 
 def _action_invocation(action: dict[str, Any]) -> ToolInvocation:
@@ -385,57 +360,3 @@ def _action_invocation(action: dict[str, Any]) -> ToolInvocation:
     return ToolInvocation(str(action[key]), args)
 
 
-def _urls_in(value: JSONValue, key: str | None = None) -> list[str]:
-    if isinstance(value, str):
-        if key is not None and key.lower() in URL_KEYS and value.strip():
-            return [value.strip()]
-        return _URL.findall(value)
-    if isinstance(value, dict):
-        return [url for k, v in value.items() for url in _urls_in(v, str(k))]
-    if isinstance(value, list):
-        return [url for item in value for url in _urls_in(item, key)]
-    return []
-
-
-def normalize_url(url: str) -> str:
-    url = url.strip().split("#", 1)[0]
-    scheme, sep, rest = url.partition("://")
-    if sep:
-        host, slash, path = rest.partition("/")
-        url = f"{scheme.lower()}://{host.lower()}{slash}{path}"
-    return url.rstrip("/")
-
-
-def _normalize(value: JSONValue) -> JSONValue:
-    if isinstance(value, str):
-        text = " ".join(value.split())
-        return normalize_url(text).lower() if _URL.fullmatch(text) else text.lower()
-    if isinstance(value, dict):
-        return {str(k): _normalize(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_normalize(v) for v in value]
-    return value
-
-
-def parse_json(value: object) -> JSONValue:
-    """A JSON string parsed, or the value itself (tool arguments are often JSON text)."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
-def render(value: JSONValue) -> str:
-    """A value as text: strings as they are, everything else as sorted compact JSON."""
-    if isinstance(value, str):
-        return value
-    try:
-        return canonical_bytes(value).decode()
-    except TypeError:
-        return repr(value)
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)

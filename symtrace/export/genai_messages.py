@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from symtrace.diagnosis.view import parse_json
+from symtrace.diagnosis.message_text import parse_json
 
 
 def input_messages(messages: list[Any]) -> list[dict[str, Any]]:

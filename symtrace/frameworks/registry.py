@@ -12,6 +12,7 @@ imported (a post-import hook on sys.meta_path), or at once if it already is.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Sequence
@@ -27,13 +28,53 @@ GROUP = "symtrace.adapters"
 
 
 def registered() -> dict[str, Any]:
-    """name -> entry point, sorted by name; duplicate names are an error."""
+    """name -> entry point, sorted by name; duplicate names are an error.
+
+    Scanning the installed distributions costs milliseconds and every session asks several
+    times (resolve, load per adapter, imported_unarmed), so the scan is cached under the
+    identity of what it read: the import path and the modification time of each of its
+    directories. Installing or removing a distribution adds or removes a `*.dist-info`
+    entry in its directory, which changes that directory's mtime, so a package installed
+    while the process runs is seen by the next session.
+    """
+    key = _installation_key()
+    with _registered_lock:
+        cached = _registered_cache.get(key)
+    if cached is None:
+        cached = _scan()
+        with _registered_lock:
+            _registered_cache.clear()  # one installation state at a time
+            _registered_cache[key] = cached
+    return dict(cached)
+
+
+def _scan() -> dict[str, Any]:
     out: dict[str, Any] = {}
     for ep in metadata.entry_points(group=GROUP):
         if ep.name in out and out[ep.name].value != ep.value:
             raise AdapterNotFound(f"two adapters are registered as {ep.name!r}")
         out[ep.name] = ep
     return dict(sorted(out.items()))
+
+
+def _installation_key() -> tuple[tuple[str, tuple[int, int, int]], ...]:
+    """What the entry-point scan depends on: each import-path entry with its directory's
+    mtime and link count (a file system stamps times by the clock tick, so two changes within
+    one tick share an mtime; adding or removing a `*.dist-info` directory also changes the
+    link count). Entries that cannot be stat-ed count as missing."""
+    key = []
+    for entry in sys.path:
+        try:
+            st = os.stat(entry or ".")
+            stamp = (st.st_mtime_ns, st.st_nlink, st.st_ino)
+        except OSError:
+            stamp = (-1, -1, -1)
+        key.append((entry, stamp))
+    return tuple(key)
+
+
+_registered_cache: dict[tuple[tuple[str, tuple[int, int, int]], ...], dict[str, Any]] = {}
+_registered_lock = threading.Lock()
 
 
 def load(name: str) -> Any:

@@ -12,7 +12,7 @@ event in every replay of the bundle.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -97,12 +97,22 @@ class Event:
             "request_hash": request_hash,
             "response_hash": response_hash,
         }
-        return replace(
-            self,
+        return self.evolve(
             request_hash=request_hash,
             response_hash=response_hash,
             content_hash=digest(content),
         )
+
+    def evolve(self, **changes: Any) -> Event:
+        """`dataclasses.replace` for events, without its generic machinery (a recorded call
+        copies its event twice: stamped, then hashed). Unknown field names raise TypeError."""
+        unknown = changes.keys() - _FIELD_NAMES
+        if unknown:
+            raise TypeError(f"Event has no field(s) {sorted(unknown)}")
+        event = object.__new__(type(self))
+        for name in _FIELD_NAMES_ORDERED:
+            _set(event, name, changes[name] if name in changes else getattr(self, name))
+        return event
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -122,25 +132,47 @@ class Event:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Event:
-        return cls(
-            id=data["id"],
-            position=int(data["position"]),
-            type=_EVENT_TYPES.get(data["type"]) or EventType(data["type"]),
-            lane=data["lane"],
-            agent=data.get("agent"),
-            reason=data.get("reason"),
-            parents=tuple(
-                Edge(p["source"], _EDGE_KINDS.get(p["kind"]) or EdgeKind(p["kind"]))
-                for p in data.get("parents", [])
-            ),
-            request=data.get("request"),
-            request_hash=data.get("request_hash"),
-            response=data.get("response"),
-            response_hash=data.get("response_hash"),
-            meta=dict(data.get("meta") or {}),
-            content_hash=data.get("content_hash", ""),
-        )
+    def from_json(
+        cls, data: dict[str, Any], edges: dict[tuple[str, str], Edge] | None = None
+    ) -> Event:
+        """An event from its JSON form; a missing or ill-typed field raises KeyError,
+        ValueError or TypeError. *edges*: a cache shared across one bundle's events (an Edge
+        is an immutable value, so equal edges can be one object)."""
+        event = object.__new__(cls)
+        event._fill(data, {} if edges is None else edges)
+        _set(event, "request", data.get("request"))
+        _set(event, "response", data.get("response"))
+        return event
+
+    def _fill(self, data: dict[str, Any], edges: dict[tuple[str, str], Edge]) -> None:
+        """Set every field but request and response from *data* (what from_json and the
+        lazy reader share). Loading a bundle builds tens of thousands of events: the frozen
+        dataclass __init__ (one checked setattr per field, defaults) costs three times this."""
+        position = data["position"]
+        _set(self, "id", data["id"])
+        _set(self, "position", position if type(position) is int else int(position))
+        kind = data["type"]
+        _set(self, "type", _EVENT_TYPES.get(kind) or EventType(kind))
+        _set(self, "lane", data["lane"])
+        _set(self, "agent", data.get("agent"))
+        _set(self, "reason", data.get("reason"))
+        parents = []
+        for p in data.get("parents", ()):
+            key = (p["source"], p["kind"])
+            edge = edges.get(key)
+            if edge is None:
+                edge = edges[key] = Edge(key[0], _EDGE_KINDS.get(key[1]) or EdgeKind(key[1]))
+            parents.append(edge)
+        _set(self, "parents", tuple(parents))
+        _set(self, "request_hash", data.get("request_hash"))
+        _set(self, "response_hash", data.get("response_hash"))
+        _set(self, "meta", dict(data.get("meta") or {}))
+        _set(self, "content_hash", data.get("content_hash", ""))
+
+
+_set = object.__setattr__  # frozen: fields are set once, while an event is being built
+_FIELD_NAMES_ORDERED = tuple(f.name for f in fields(Event))
+_FIELD_NAMES = frozenset(_FIELD_NAMES_ORDERED)
 
 
 # Enum calls dominate reading a large bundle; a dict finds the member (an unknown value still

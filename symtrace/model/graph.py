@@ -43,6 +43,7 @@ import orjson
 from symtrace.model.canonical import canonical_bytes
 from symtrace.model.events import Edge, EdgeKind, Event, EventType
 from symtrace.model.llm_wire import chat_messages, reply_messages
+from symtrace.model.quotes import QuoteIndex
 
 MIN_TEXT = 4  # shorter texts ("ok", "") are too common to mean a dependency
 
@@ -224,12 +225,17 @@ def quoted_texts(event: Event) -> list[str]:
 
 def request_text(request: Any) -> str:
     """All message text of a chat request, whitespace-normalised, for quote detection."""
+    return " ".join(request_parts(request))  # = the whole text normalised at once
+
+
+def request_parts(request: Any) -> list[str]:
+    """The non-empty whitespace-normalised message texts of a chat request (memoised)."""
     parts = []
     for message in chat_messages(request):
         part = normalise(_text(message.get("content")) or "")
         if part:
             parts.append(part)
-    return " ".join(parts)  # = the whole text normalised at once, from memoised parts
+    return parts
 
 
 class GraphBuilder:
@@ -238,7 +244,8 @@ class GraphBuilder:
     def __init__(self) -> None:
         self._producers: dict[str, tuple[str, ...]] = {}  # value -> recent producers, oldest first
         self._lane_of: dict[str, str] = {}
-        self._quoted: list[tuple[str, str]] = []  # (text, event id), oldest first
+        self._quoted = QuoteIndex()  # longer produced texts, oldest first
+        self._quoted_by: list[str] = []  # the event that produced each of them
         self._lane_last: dict[str, str] = {}
         self._parents: dict[str, frozenset[str]] = {}
         self._order: dict[str, int] = {}
@@ -267,21 +274,12 @@ class GraphBuilder:
                 source = self._producer(fp, lane, dispatched_by)
                 if source is not None and source != event_id:
                     candidates.add(source)
-            if event_type is EventType.AGENT_ACTION and self._quoted:
-                haystack = request_text(request)
-                quoted: dict[str, list[str]] = {}
-                for text, source in self._quoted[-MAX_QUOTED_PRODUCERS:]:
-                    if text in haystack:
-                        quoted.setdefault(text, []).append(source)
-                # longest first: a text found only inside a longer quoted text ("… for day"
-                # inside "… for day plan") is that text's content, not a quote of its own
-                rest = haystack
-                for text in sorted(quoted, key=lambda t: (-len(t), t)):
-                    if text not in rest:
-                        continue
-                    rest = rest.replace(text, "\x00")
-                    related = self._related(quoted[text], lane, dispatched_by)
-                    candidates.update(related[-1:] if related else quoted[text])
+            if event_type is EventType.AGENT_ACTION and len(self._quoted):
+                # = `text in request_text(request)` for each of the latest producers, without
+                # rescanning the re-sent history on every call (symtrace.model.quotes)
+                lo = max(0, len(self._quoted) - MAX_QUOTED_PRODUCERS)
+                found = self._quoted.quoted(request_parts(request), lo)
+                candidates.update(self._quote_sources(found, request, lane, dispatched_by))
                 candidates.discard(event_id)
             edges: dict[str, EdgeKind] = {}
             for source in sorted(candidates, key=lambda c: -self._order.get(c, -1)):
@@ -314,6 +312,30 @@ class GraphBuilder:
         related = self._related(producers, lane, causes)
         return related[-1] if related else producers[-1]
 
+    def _quote_sources(self, found: set[int], request: Any, lane: str, causes: Sequence[str]
+                       ) -> set[str]:
+        """The events whose quoted texts (indices *found*) a request contains.
+
+        Longest first: a text found only inside a longer quoted text ("... for day" inside
+        "... for day plan") is that text's content, not a quote of its own. A text produced by
+        several events is resolved by the call's causes (_related()).
+        """
+        by_text: dict[str, list[str]] = {}
+        for index in sorted(found):
+            by_text.setdefault(self._quoted.texts[index], []).append(self._quoted_by[index])
+        texts = sorted(by_text, key=lambda t: (-len(t), t))
+        nested = any(short in long for i, long in enumerate(texts) for short in texts[i + 1:])
+        rest = request_text(request) if nested else ""
+        out: set[str] = set()
+        for text in texts:
+            if nested:
+                if text not in rest:
+                    continue
+                rest = rest.replace(text, "\x00")
+            related = self._related(by_text[text], lane, causes)
+            out.update(related[-1:] if related else by_text[text])
+        return out
+
     def _related(self, sources: Sequence[str], lane: str, causes: Sequence[str]) -> list[str]:
         """The *sources* (several producers of one value) within a call's causal context, or
         [] when there is no choice to make (one source, or a call that names no causes)."""
@@ -341,7 +363,9 @@ class GraphBuilder:
         for fp in produced(event):
             known = tuple(p for p in self._producers.get(fp, ()) if p != event.id)
             self._producers[fp] = (*known[-(MAX_PRODUCERS - 1):], event.id)
-        self._quoted.extend((text, event.id) for text in quoted_texts(event))
+        for text in quoted_texts(event):
+            self._quoted.add(text)
+            self._quoted_by.append(event.id)
 
 
 def cause_edges(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
+import orjson
+
 from symtrace.model.canonical import canonical_bytes
 
 PREFIX = "sha256:"
@@ -16,6 +18,14 @@ def digest_bytes(data: bytes) -> str:
 def digest(value: object) -> str:
     """Digest of *value*'s canonical JSON form."""
     return digest_bytes(canonical_bytes(value))
+
+
+def digest_canonical(value: object) -> str:
+    """Digest of *value* that is already canonical data: what `to_json_value` and the
+    `canonical_*` builders return (exact JSON types, integral floats as ints), or such data
+    with strings replaced (redaction). Equal to `digest(value)` for such data, without
+    walking it a second time; anything else must go through `digest`."""
+    return digest_bytes(orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
 
 
 def is_digest(text: object) -> bool:

@@ -20,8 +20,11 @@ Unnamed secret text in what the program receives (a response carrying an `sk-…
 declared) cannot be restored: the recording is refused (RedactionError, exit 95) and nothing
 of it is kept.
 
-All patterns are one compiled alternation: one regex pass per string, and a request whose
-canonical JSON has no match (the common case) is returned as is after a single search.
+All patterns are one compiled alternation: one regex pass per string, and a value with no
+match (the common case) is returned as is. Each distinct string is searched once: a string
+found clean is remembered by its content (a conversation re-sends its history on every call,
+so only the new messages of a request are searched). The memo is per Redactor, since what is
+clean depends on the configured secrets, and bounded (entries and characters).
 """
 
 from __future__ import annotations
@@ -31,8 +34,6 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-import orjson
 
 from symtrace.errors import RedactionError
 from symtrace.model.canonical import JSONValue
@@ -78,6 +79,11 @@ _QUERY_HINTS = (
     "key=", "token=", "secret=", "password=", "passwd=", "sig=", "signature=", "auth=",
     "authorization=",
 )
+# The clean-string memo's bounds: cleared whole when either is exceeded (a new phase of the
+# run; old texts are rarely re-sent). Texts longer than CLEAN_MAX_TEXT are searched each time.
+CLEAN_ENTRIES = 16_384
+CLEAN_CHARS = 16_000_000
+CLEAN_MAX_TEXT = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -87,7 +93,8 @@ class Redactor:
     named: tuple[tuple[str, str], ...] = ()  # (NAME, value), longest value first
     _pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
     _by_value: dict[str, str] = field(init=False, repr=False, compare=False)
-    _escaped: bool = field(init=False, repr=False, compare=False)
+    _clean: dict[str, None] = field(init=False, repr=False, compare=False)
+    _clean_chars: list[int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         by_value: dict[str, str] = {}
@@ -98,9 +105,8 @@ class Redactor:
         parts = [_TOKEN] + ([f"(?P<known>{values})"] if values else []) + [_QUERY, _SHAPE]
         object.__setattr__(self, "_by_value", by_value)
         object.__setattr__(self, "_pattern", re.compile("|".join(parts)))
-        # A value JSON would escape cannot be found in canonical JSON text: no fast path.
-        escaped = any(c in '"\\' or ord(c) < 32 for v in by_value for c in v)
-        object.__setattr__(self, "_escaped", escaped)
+        object.__setattr__(self, "_clean", {})
+        object.__setattr__(self, "_clean_chars", [0])
 
     @classmethod
     def from_environment(
@@ -152,6 +158,8 @@ class Redactor:
 
     def _walk(self, value: JSONValue, replace: Any) -> JSONValue:
         if isinstance(value, str):
+            if value in self._clean or not self._could_match(value):
+                return value  # the alternation is costly: only text that may match runs it
             return self._pattern.sub(replace, value)
         if isinstance(value, list):
             return [self._walk(item, replace) for item in value]
@@ -166,13 +174,41 @@ class Redactor:
         return self._walk(value, self._replace)
 
     def _maybe(self, value: JSONValue) -> bool:
-        if isinstance(value, str):
-            return self._search(value) is not None
-        try:
-            text = orjson.dumps(value).decode()
-        except TypeError:
-            return True
-        return self._escaped or self._search(text) is not None
+        """True when a string of *value* (a key or a value) holds something to replace.
+
+        Every string is searched on its own, as `_walk` replaces it; a string found clean is
+        remembered, so text seen before costs a hash lookup. A value of any other type than
+        JSON data is passed to `_walk` as is (it replaces inside strings only)."""
+        clean = self._clean
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            kind = type(item)
+            if kind is str:
+                if item in clean:
+                    continue
+                if self._search(item) is not None:
+                    return True
+                self._remember_clean(item)
+            elif kind is dict:
+                stack.extend(item.values())
+                stack.extend(item.keys())
+            elif kind is list or kind is tuple:
+                stack.extend(item)
+            elif not (item is None or kind is bool or kind is int or kind is float):
+                return True
+        return False
+
+    def _remember_clean(self, text: str) -> None:
+        size = len(text)
+        if size > CLEAN_MAX_TEXT:
+            return
+        counter = self._clean_chars
+        if len(self._clean) >= CLEAN_ENTRIES or counter[0] + size > CLEAN_CHARS:
+            self._clean.clear()
+            counter[0] = 0
+        self._clean[text] = None
+        counter[0] += size
 
     def _search(self, text: str) -> re.Match[str] | None:
         """The first match that is not an already-redacted token.

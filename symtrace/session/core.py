@@ -32,7 +32,7 @@ from symtrace.model.events import (
     event_id,
 )
 from symtrace.model.graph import GraphBuilder
-from symtrace.model.hashing import digest
+from symtrace.model.hashing import digest, digest_canonical
 from symtrace.model.intervention import Intervention
 from symtrace.model.redaction import Redactor
 from symtrace.session import context
@@ -60,12 +60,17 @@ class BoundaryCall:
         request: JSONValue,
         meta: dict[str, Any] | None = None,
         attribution: Attribution | None = None,
+        *,
+        canonical: bool = False,
     ) -> BoundaryCall:
+        """*canonical*: *request* is already canonical data (see `digest_canonical`), so it is
+        hashed without being canonicalised again."""
         meta = dict(meta or {})
         within = context.current_tool()
         if within is not None:  # made by a tool body: replayed tools skip it with their body
             meta["within"] = within
-        return cls(kind, request, attribution or context.current(), meta, digest(request))
+        request_hash = digest_canonical(request) if canonical else digest(request)
+        return cls(kind, request, attribution or context.current(), meta, request_hash)
 
     @property
     def event_type(self) -> EventType:
@@ -279,7 +284,7 @@ class Session:
         """
         if event.type not in RESULT_TYPES or event.meta.get(ABANDONED) or COMPLETED in event.meta:
             return event
-        return replace(event, meta={**event.meta, COMPLETED: self.reserve_completion()})
+        return event.evolve(meta={**event.meta, COMPLETED: self.reserve_completion()})
 
     def _next_id(self, event_type: EventType) -> str:
         ordinal = self._ordinals.get(event_type, 0)

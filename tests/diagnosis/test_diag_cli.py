@@ -26,6 +26,11 @@ from .test_diag_importers import MESSAGES
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def recording_judge(url: str, into: str = "rec") -> list[str]:
+    """Options of a diagnosis whose judge (at *url*) is recorded into the bundle *into*."""
+    return ["--judge-url", url, "--judge-model", "tiny", "--record-judge", into]
+
+
 def run(argv: list[str]) -> int:
     """Parse like symtrace.cli.main (program after "--" → args.command), errors not caught."""
     command: list[str] = []
@@ -206,18 +211,7 @@ class TestJudgeFromCli:
 
         monkeypatch.delattr(symtrace, "record", raising=False)
         with pytest.raises(DiagnosisError, match=r"symtrace\.record"):
-            run(
-                [
-                    "diagnose",
-                    c3_bundle,
-                    "--judge-url",
-                    judge_url,
-                    "--judge-model",
-                    "tiny",
-                    "--record-judge",
-                    "rec",
-                ]
-            )
+            run(["diagnose", c3_bundle, *recording_judge(judge_url)])
 
     def test_record_judge_wraps_the_judge_calls(self, c3_bundle, judge_url, monkeypatch):
         import symtrace
@@ -231,19 +225,7 @@ class TestJudgeFromCli:
             log.append(("exit", len(_JudgeHandler.seen)))
 
         monkeypatch.setattr(symtrace, "record", record, raising=False)
-        run(
-            [
-                "diagnose",
-                c3_bundle,
-                "--judge-url",
-                judge_url,
-                "--judge-model",
-                "tiny",
-                "--record-judge",
-                "rec",
-                "--json",
-            ]
-        )
+        run(["diagnose", c3_bundle, *recording_judge(judge_url), "--json"])
         assert log[0] == ("enter", "rec", "tiny", 0)
         assert log[1][0] == "exit" and log[1][1] > 0
 
@@ -313,19 +295,7 @@ def test_record_judge_with_the_real_recorder(c3_bundle, judge_url, tmp_path, cap
     from symtrace.bundle import load_bundle
 
     out = tmp_path / "judge-run"
-    run(
-        [
-            "diagnose",
-            c3_bundle,
-            "--judge-url",
-            judge_url,
-            "--judge-model",
-            "tiny",
-            "--record-judge",
-            str(out),
-            "--json",
-        ]
-    )
+    run(["diagnose", c3_bundle, *recording_judge(judge_url, str(out)), "--json"])
     data = json.loads(capsys.readouterr().out)
     judged = sum(1 for n in data["nodes"] if n["judge"] is not None)
     recorded = load_bundle(out)

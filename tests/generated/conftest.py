@@ -1,62 +1,15 @@
-"""Fixtures of the generated-program check: one unseeded stochastic stub, an isolated home.
-
-The stub is shared by every program of a test module (it is stateless: unseeded, each request
-samples afresh). CrewAI writes under $HOME and $TMPDIR and has network side channels; the
-environment below keeps all three frameworks inside a temporary home and off the network.
-"""
+"""Fixtures of the generated-program check (defined in gen_fixtures.py, shared with the
+second environment's tests/next_stack/generated)."""
 
 from __future__ import annotations
 
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # the gen_* helper modules
     sys.path.insert(0, str(HERE))
 
+from gen_fixtures import _point_at_stub, gen_home, stochastic_stub  # noqa: E402
 
-@pytest.fixture(scope="session")
-def gen_home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    home = tmp_path_factory.mktemp("gen-home")
-    (home / "tmp").mkdir()
-    return {
-        "HOME": str(home),
-        "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_CACHE_HOME": str(home / ".cache"),
-        "TMPDIR": str(home / "tmp"),
-        "CREWAI_STORAGE_DIR": str(home / "storage"),
-        "TIKTOKEN_CACHE_DIR": str(home / "tiktoken"),
-        "CREWAI_DISABLE_TELEMETRY": "true",
-        "OTEL_SDK_DISABLED": "true",
-        "CREWAI_DISABLE_VERSION_CHECK": "true",
-        "CREWAI_TRACING_ENABLED": "false",
-        "AUTOGEN_USE_DOCKER": "False",
-    }
-
-
-@pytest.fixture(scope="module")
-def stochastic_stub(gen_home: dict[str, str]) -> Iterator[Any]:
-    from symtrace.stub import StubLLM
-
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in gen_home.items():
-            patch.setenv(name, value)
-        patch.setattr(tempfile, "tempdir", gen_home["TMPDIR"])
-        with StubLLM(mode="stochastic") as stub:  # unseeded: every live run samples afresh
-            yield stub
-
-
-@pytest.fixture(autouse=True)
-def _point_at_stub(stochastic_stub: Any, gen_home: dict[str, str],
-                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """After the root conftest cleared OPENAI_*: the SDKs talk to the module's stub."""
-    for name, value in gen_home.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("OPENAI_BASE_URL", stochastic_stub.url)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+__all__ = ["_point_at_stub", "gen_home", "stochastic_stub"]

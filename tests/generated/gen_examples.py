@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import inspect
 import io
 import logging
@@ -22,23 +21,14 @@ from typing import Any
 
 from gen_spec import Program
 
+from tests._support import load_example
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
 
 def load(framework: str, name: str) -> ModuleType:
-    folder = EXAMPLES / framework
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
-    module_name = f"gen_example_{framework}_{name}"
-    if module_name in sys.modules:
-        return sys.modules[module_name]
-    spec = importlib.util.spec_from_file_location(module_name, folder / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_example(EXAMPLES / framework, f"gen_example_{framework}_{name}", name)
 
 
 def program(framework: str, name: str) -> Program:

@@ -127,6 +127,13 @@ TOPOLOGIES: dict[str, dict[str, tuple[str, ...]]] = {
         "flow": ("",),
         "react": ("",),
     },
+    "ag2v1": {  # AG2 1.x (module `ag2`): the second environment only
+        "ask": ("once", "followup"),
+        "delegation": ("star", "chain"),
+        "subtasks": ("parallel", "bounded"),
+        "hub_consulting": ("",),
+        "hub_delegate": ("",),
+    },
 }
 # (min, max) agents per topology; tools are drawn per agent within the framework's limits
 AGENT_COUNTS = {
@@ -135,11 +142,14 @@ AGENT_COUNTS = {
     "magentic_one": (2, 2), "groupchat": (2, 3), "nested": (2, 2), "sequence": (2, 3),
     "chats_async": (2, 3), "sequential": (1, 3), "hierarchical": (2, 2), "async_tasks": (3, 3),
     "flow": (3, 3), "react": (1, 2),
+    "ask": (1, 1), "delegation": (2, 3), "subtasks": (1, 1), "hub_consulting": (2, 2),
+    "hub_delegate": (2, 3),
 }
 # topologies whose programs run concurrent parts by construction
-CONCURRENT_BY_SHAPE = frozenset({"graph_fanout", "chats_async", "async_tasks", "flow"})
+CONCURRENT_BY_SHAPE = frozenset({"graph_fanout", "chats_async", "async_tasks", "flow",
+                                 "subtasks"})
 # where running two instances at once is offered
-CONCURRENT_OPTION = frozenset({"single", "round_robin", "two_agent"})
+CONCURRENT_OPTION = frozenset({"single", "round_robin", "two_agent", "ask", "delegation"})
 # topologies whose tools are not drawn (the framework's own tools only, or none that fit)
 NO_TOOLS = frozenset({"graph_conditional", "hierarchical"})
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +14,8 @@ from gen_harness import check_topology  # noqa: E402
 from gen_react import ReActStochastic  # noqa: E402
 from gen_spec import TOPOLOGIES  # noqa: E402
 
+from tests._support import inside_home  # noqa: E402
+
 FRAMEWORK = "crewai"
 pytestmark = [pytest.mark.framework(FRAMEWORK), pytest.mark.slow]
 
@@ -24,12 +25,8 @@ def stochastic_stub(gen_home: dict[str, str]) -> Iterator[Any]:
     """The unseeded stochastic stub, answering CrewAI's ReAct prompts in ReAct format."""
     from symtrace.stub import StubLLM
 
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in gen_home.items():
-            patch.setenv(name, value)
-        patch.setattr(tempfile, "tempdir", gen_home["TMPDIR"])  # CrewAI's lock files
-        with StubLLM(responder=ReActStochastic()) as stub:
-            yield stub
+    with inside_home(gen_home), StubLLM(responder=ReActStochastic()) as stub:
+        yield stub
 
 
 @pytest.mark.parametrize("topology", sorted(TOPOLOGIES[FRAMEWORK]))

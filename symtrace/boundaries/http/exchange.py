@@ -194,9 +194,12 @@ def _to_call(wire: WireRequest, fmt: WireFormat | None, session: Session,
     http = session.scrub(canonical_http_request(wire.method, wire.path, wire.query, body))
     port = wire.port or (443 if wire.scheme == "https" else 80)
     meta: dict[str, Any] = {"host": wire.host, "port": port, "transport": library}
+    # canonical_http_request returns canonical data, scrubbing only replaces strings in it:
+    # the request is hashed as it is, not canonicalised a second time.
     if fmt is not None:
-        return BoundaryCall.make(LLM, http, {**meta, "wire_format": fmt.value})
-    return BoundaryCall.make(TOOL, canonical_tool_call("http", http), {**meta, "tool": "http"})
+        return BoundaryCall.make(LLM, http, {**meta, "wire_format": fmt.value}, canonical=True)
+    return BoundaryCall.make(TOOL, canonical_tool_call("http", http), {**meta, "tool": "http"},
+                             canonical=True)
 
 
 def _parse_body(content: bytes) -> JSONValue | bytes | None:

@@ -11,7 +11,7 @@ import sys
 
 
 def _start() -> None:
-    if not os.environ.get("SYMTRACE_CHILD"):
+    if not os.environ.get("SYMTRACE_CHILD"):  # symtrace.process.protocol.ENV_LAUNCH
         return
     try:
         from symtrace.process import child

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import inspect
 import io
 import logging
-import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +23,9 @@ from typing import Any
 import pytest
 
 import symtrace
+
+from ..._support import load_example as shared_load_example
+from ..._support import with_counted_tool_bodies
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO / "examples" / "ag2"
@@ -42,14 +43,7 @@ TOOL_HELPERS = {  # the module-level helper each example's tool bodies call
 
 def load_example(name: str) -> ModuleType:
     """A fresh copy of examples/ag2/<name>.py (its helpers resolved from examples/ag2)."""
-    if str(EXAMPLES) not in sys.path:
-        sys.path.insert(0, str(EXAMPLES))
-    spec = importlib.util.spec_from_file_location(f"ag2_example_{name}", EXAMPLES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # as an import would: its exception classes re-import
-    spec.loader.exec_module(module)
-    return module
+    return shared_load_example(EXAMPLES, f"ag2_example_{name}", name, fresh=True)
 
 
 @dataclass
@@ -71,20 +65,7 @@ class Runner:
         self.monkeypatch = monkeypatch
 
     def example(self, name: str, **overrides: Any) -> tuple[ModuleType, Counter[str]]:
-        module = load_example(name)
-        for attribute, value in overrides.items():
-            setattr(module, attribute, value)
-        runs: Counter[str] = Counter()
-        helper = TOOL_HELPERS.get(name)
-        if helper:
-            original = getattr(module, helper)
-
-            def counted(*args: Any, **kwargs: Any) -> Any:
-                runs["tool_body"] += 1
-                return original(*args, **kwargs)
-
-            setattr(module, helper, counted)
-        return module, runs
+        return with_counted_tool_bodies(load_example(name), TOOL_HELPERS.get(name), overrides)
 
     def call(self, program: Callable[[], Any]) -> str:
         """Run *program*; return everything it printed, AG2's console output included."""

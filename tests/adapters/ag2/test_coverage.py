@@ -21,6 +21,7 @@ import pytest
 import symtrace
 from symtrace import Event, load_bundle
 
+from ..._support import check_selective_replay_and_strict_child
 from ._support import Runner, assert_same_console
 
 pytestmark = pytest.mark.framework("ag2")
@@ -116,21 +117,8 @@ def test_selective_replay_from_an_anchor_and_strict_replay_of_the_child(
     anchor = PATTERNS[name].anchor(parent)
     stub = endpoint(name)  # scripted: the live suffix is deterministic
 
-    module, _ = runner.example(name)
-    with symtrace.replay(tmp_path / "parent", anchor=anchor.id, guidance=GUIDANCE,
-                         out=tmp_path / "child", adapters=["ag2"]) as handle:
-        runner.call(module.main)
-    child = load_bundle(tmp_path / "child")
-    assert stub.requests[0]["messages"][-1] == {"role": "user", "content": GUIDANCE}
-    assert stub.served == sum(1 for e in llm(child.events) if e.id in handle.session.live_ids)
-    assert {e.id for e in parent if e.position < anchor.position and e.is_llm} <= set(
-        child.lineage["replayed_events"])
-    assert anchor.id in child.lineage["superseded_events"]
-
-    served = stub.served
-    again = runner.replay(tmp_path / "child", name)
-    assert stub.served == served, "the child's strict replay sent a request"
-    assert again.final == child.final_result().response["value"]
+    check_selective_replay_and_strict_child(runner, name, tmp_path / "parent",
+                                            tmp_path / "child", anchor, stub, GUIDANCE, "ag2")
 
 
 def test_who_speaks_in_each_pattern(runner: Runner, endpoint, tmp_path: Path) -> None:

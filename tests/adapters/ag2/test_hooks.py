@@ -16,6 +16,7 @@ from symtrace.errors import AdapterAlreadyInstalled, AdapterUnavailable, HookTar
 from symtrace.frameworks.contract import Hook, resolve_target
 from symtrace.frameworks.registry import load, resolve
 
+from ..._support import overriding_subclasses
 from ._support import REPO
 
 pytestmark = pytest.mark.framework("ag2")
@@ -45,15 +46,7 @@ class TestHookTable:
             owner, attribute, _ = resolve_target(hook.target)
             if not isinstance(owner, type):
                 continue
-            stack, seen = list(owner.__subclasses__()), set()
-            while stack:
-                cls = stack.pop()
-                if cls in seen:
-                    continue
-                seen.add(cls)
-                stack.extend(cls.__subclasses__())
-                if not cls.__module__.startswith("autogen.") or attribute not in vars(cls):
-                    continue
+            for cls in overriding_subclasses(owner, attribute, "autogen."):
                 # a constructor override still reaches the patched one through super()
                 assert attribute == "__init__" and "super().__init__(" in inspect.getsource(
                     vars(cls)[attribute]), f"{cls.__qualname__} overrides {attribute}"

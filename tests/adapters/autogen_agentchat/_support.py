@@ -10,7 +10,6 @@ bodies append to.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
 import subprocess
 import sys
@@ -19,6 +18,8 @@ from types import ModuleType
 from typing import Any
 
 import symtrace
+
+from ..._support import load_example as shared_load_example
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples" / "autogen_agentchat"
@@ -35,15 +36,7 @@ if str(EXAMPLES) not in sys.path:  # for the examples' `from agentchat_common im
 
 
 def load_example(name: str) -> ModuleType:
-    module_name = f"symtrace_agentchat_example_{name}"
-    if module_name in sys.modules:
-        return sys.modules[module_name]
-    spec = importlib.util.spec_from_file_location(module_name, EXAMPLES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    spec.loader.exec_module(module)
-    return module
+    return shared_load_example(EXAMPLES, f"symtrace_agentchat_example_{name}", name)
 
 
 def run_example(name: str) -> list[str]:

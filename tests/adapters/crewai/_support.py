@@ -21,34 +21,20 @@ from typing import Any
 
 import symtrace
 
+from ..._support import CREWAI_QUIET_ENV
+from ..._support import load_example as shared_load_example
+
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples" / "crewai"
 SCRIPTS = EXAMPLES / "scripts"
 SCENARIOS = ("sequential", "hierarchical", "parallel_tools", "tool_error", "structured_output")
 ADAPTER = ["crewai"]
-QUIET_ENV = {
-    "CREWAI_DISABLE_TELEMETRY": "true",
-    "OTEL_SDK_DISABLED": "true",
-    "CREWAI_DISABLE_TRACKING": "1",
-    "CREWAI_DISABLE_VERSION_CHECK": "true",
-    "CREWAI_TRACING_ENABLED": "false",
-    "OPENAI_API_KEY": "sk-test",
-}
+QUIET_ENV = {**CREWAI_QUIET_ENV, "CREWAI_DISABLE_TRACKING": "1", "OPENAI_API_KEY": "sk-test"}
 
 
 # -- the example crews -------------------------------------------------------------------------
 def load_example(name: str) -> ModuleType:
-    module_name = f"symtrace_crewai_example_{name}"
-    if module_name in sys.modules:
-        return sys.modules[module_name]
-    if str(EXAMPLES) not in sys.path:  # for the examples' `from crewai_common import ...`
-        sys.path.insert(0, str(EXAMPLES))
-    spec = importlib.util.spec_from_file_location(module_name, EXAMPLES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    spec.loader.exec_module(module)
-    return module
+    return shared_load_example(EXAMPLES, f"symtrace_crewai_example_{name}", name)
 
 
 def common() -> ModuleType:

@@ -9,7 +9,6 @@ example is loaded), after the environment is in place. Helpers live in _support.
 from __future__ import annotations
 
 import importlib.util
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,34 +20,19 @@ if importlib.util.find_spec("crewai") is None:  # pragma: no cover - CI installs
 
 import symtrace
 
+from ..._support import inside_home, isolated_home
 from ._support import ADAPTER, QUIET_ENV, Recorded, run_example, script
 
 
 @pytest.fixture(scope="session")
 def crewai_home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Environment for CrewAI: a throwaway HOME/XDG/TMPDIR/storage, network side channels off."""
-    home = tmp_path_factory.mktemp("crewai-home")
-    (home / "tmp").mkdir()
-    return {
-        "HOME": str(home),
-        "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_CACHE_HOME": str(home / ".cache"),
-        "TMPDIR": str(home / "tmp"),
-        "CREWAI_STORAGE_DIR": str(home / "storage"),
-        **QUIET_ENV,
-    }
+    return {**isolated_home(tmp_path_factory.mktemp("crewai-home")), **QUIET_ENV}
 
 
 @pytest.fixture(scope="module", autouse=True)
 def isolated(crewai_home: dict[str, str]) -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in crewai_home.items():
-            patch.setenv(name, value)
-        for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY",
-                     "all_proxy"):
-            patch.delenv(name, raising=False)
-        patch.setattr(tempfile, "tempdir", crewai_home["TMPDIR"])  # CrewAI's lock files
+    with inside_home(crewai_home):
         yield
 
 

@@ -20,6 +20,7 @@ from symtrace.errors import (
 from symtrace.frameworks.contract import resolve_target
 from symtrace.frameworks.registry import load, resolve
 
+from ..._support import subclasses_in
 from ._support import ROOT
 
 pytestmark = pytest.mark.framework("crewai")
@@ -61,15 +62,7 @@ class TestHookTable:
         from crewai.tools.base_tool import BaseTool
 
         targets = {hook.target for hook in CrewAIAdapter().hooks()}
-        pending, seen = [BaseTool], set()
-        while pending:
-            cls = pending.pop()
-            if cls in seen:
-                continue
-            seen.add(cls)
-            pending.extend(cls.__subclasses__())
-            if not cls.__module__.startswith("crewai."):
-                continue
+        for cls in subclasses_in(BaseTool, "crewai.", with_owner=True):
             for method in ("run", "arun"):
                 if method in vars(cls):
                     assert f"{cls.__module__}:{cls.__qualname__}.{method}" in targets

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import io
-import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,6 +15,9 @@ from typing import Any
 
 import symtrace
 
+from ..._support import load_example as shared_load_example
+from ..._support import with_counted_tool_bodies
+
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO / "examples" / "ag2v1"
 SCENARIOS = ("delegation", "subtasks", "hub_consulting", "hub_delegate")
@@ -25,15 +26,7 @@ TOOL_HELPERS = {"delegation": "_reading", "subtasks": "_reading"}  # what the to
 
 def load_example(name: str) -> ModuleType:
     """A fresh copy of examples/ag2v1/<name>.py (helpers resolved from examples/ag2v1)."""
-    if str(EXAMPLES) not in sys.path:
-        sys.path.insert(0, str(EXAMPLES))
-    spec = importlib.util.spec_from_file_location(f"ag2v1_example_{name}",
-                                                  EXAMPLES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its exception classes re-import on replay
-    spec.loader.exec_module(module)
-    return module
+    return shared_load_example(EXAMPLES, f"ag2v1_example_{name}", name, fresh=True)
 
 
 @dataclass
@@ -47,20 +40,7 @@ class Runner:
     """Runs an example in-process, under record or replay, counting tool body runs."""
 
     def example(self, name: str, **overrides: Any) -> tuple[ModuleType, Counter[str]]:
-        module = load_example(name)
-        for attribute, value in overrides.items():
-            setattr(module, attribute, value)
-        runs: Counter[str] = Counter()
-        helper = TOOL_HELPERS.get(name)
-        if helper:
-            original = getattr(module, helper)
-
-            def counted(*args: Any, **kwargs: Any) -> Any:
-                runs["tool_body"] += 1
-                return original(*args, **kwargs)
-
-            setattr(module, helper, counted)
-        return module, runs
+        return with_counted_tool_bodies(load_example(name), TOOL_HELPERS.get(name), overrides)
 
     @staticmethod
     def call(program: Callable[[], Any]) -> str:

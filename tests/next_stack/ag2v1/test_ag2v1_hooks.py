@@ -13,6 +13,7 @@ import symtrace
 from symtrace.errors import AdapterAlreadyInstalled, HookTargetMissing
 from symtrace.frameworks.contract import Hook, resolve_target
 from symtrace.frameworks.registry import load
+from tests._support import overriding_subclasses
 from tests.next_stack.ag2v1._support import REPO
 
 
@@ -38,17 +39,10 @@ def test_no_ag2_subclass_overrides_a_hooked_method() -> None:
 
     for hook in HOOKS:
         owner, attribute, _ = resolve_target(hook.target)
-        if not isinstance(owner, type):
+        if not isinstance(owner, type) or attribute == "__init__":
             continue
-        stack, seen = list(owner.__subclasses__()), set()
-        while stack:
-            cls = stack.pop()
-            if cls in seen:
-                continue
-            seen.add(cls)
-            stack.extend(cls.__subclasses__())
-            if cls.__module__.startswith("ag2.") and attribute != "__init__":
-                assert attribute not in vars(cls), f"{cls.__qualname__} overrides {attribute}"
+        overriding = [cls.__qualname__ for cls in overriding_subclasses(owner, attribute, "ag2.")]
+        assert not overriding, f"{overriding} override {attribute}"
 
 
 def test_install_patches_every_target_and_uninstall_restores_the_originals() -> None:

@@ -1,0 +1,78 @@
+"""`symtrace show`, `verify`, `diff` and `adapters`: looking at bundles and the installed
+adapters without running anything."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import orjson
+
+from symtrace.cli import term
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from symtrace.bundle import load_bundle
+    from symtrace.bundle.inspect import show_json, show_table
+
+    bundle = load_bundle(args.bundle)
+    if args.graph:
+        from symtrace.viewer.graph_svg import render_svg
+
+        Path(args.graph).write_text(render_svg(bundle))
+        term.err(f"symtrace: wrote event graph picture {args.graph}")
+    if args.json:
+        sys.stdout.buffer.write(
+            orjson.dumps(show_json(bundle), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
+            + b"\n"
+        )
+    else:
+        show_table(bundle, Console(width=args.width) if args.width else Console())
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from symtrace.bundle import verify_bundle
+
+    bundle = verify_bundle(args.bundle)
+    outcome = bundle.manifest.get("outcome") or {}
+    state = "complete" if bundle.complete else f"INCOMPLETE ({outcome.get('status', 'unsealed')})"
+    seal = f"sealed, root {bundle.root_digest}" if bundle.sealed else "UNSEALED"
+    print(
+        f"ok: {bundle.path} format v{bundle.manifest['format_version']}, {state}, {seal}, "
+        f"{len(bundle.events)} events, every digest verified"
+    )
+    for warning in bundle.warnings:
+        print(f"warning: {warning}")
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from symtrace.bundle import load_bundle
+    from symtrace.bundle.inspect import diff_bundles, render_diff
+
+    a, b = load_bundle(args.a), load_bundle(args.b)
+    result = diff_bundles(a, b)
+    if args.json:
+        print(orjson.dumps(result.to_json(), option=orjson.OPT_SORT_KEYS).decode())
+    else:
+        print(render_diff(result, a, b, term.width()))
+    return 0 if result.identical else 1
+
+
+def cmd_adapters(args: argparse.Namespace) -> int:
+    from symtrace.frameworks.registry import load, registered
+
+    rows = []
+    for name in registered():
+        adapter = load(name)
+        state = "available" if adapter.is_available() else "framework not installed"
+        rows.append((name, state, adapter.requires))
+    # the requirement last: it is the long column, and may run past a narrow terminal
+    width = max((len(name) for name, _, _ in rows), default=0) + 2
+    for name, state, requires in rows:
+        print(f"{name:{width}}{state:25}{requires}")
+    return 0

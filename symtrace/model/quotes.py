@@ -1,0 +1,107 @@
+"""Which earlier texts a request quotes, exactly, without rescanning the whole request each call.
+
+The graph (symtrace.model.graph) links a chat request to every earlier produced text (a reply,
+a tool result) that occurs in the request's text: `text in " ".join(parts)`, where the parts
+are the request's whitespace-normalised message texts. Done naively that is one scan of the
+whole request per producer per call: a conversation re-sends ~10 KB and the graph keeps up
+to 256 producers, milliseconds per call.
+
+A conversation re-sends the same messages call after call, so the answer is kept per message
+instead, by content: for each part, which producers occur inside it, extended only by the
+producers added since the part was last seen. An occurrence inside the joined text either lies
+inside one part, or it covers a joining space. The second case is decided exactly but cheaply:
+a text can cover the space between part k and part k+1 only if it contains
+`" <last word of k> <first word of k+1> "`, or its first word is a suffix of k's last word, or
+its last word is a prefix of k+1's first word (texts and parts are whitespace-normalised).
+Those junction tests are memoised the same way, by the two words; only a producer that passes
+one is searched for in the joined text. So the result is exactly the naive one.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from itertools import pairwise
+from typing import Any
+
+MEMO_ENTRIES = 8192  # part and junction entries; cleared whole beyond (a new phase of the run)
+
+
+class QuoteIndex:
+    """Produced texts in order, and which of them a request's parts contain."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self._firsts: list[str] = []
+        self._lasts: list[str] = []
+        self._in_part: dict[str, list[Any]] = {}
+        self._junction: dict[tuple[str, str], list[Any]] = {}
+        self._lock = threading.Lock()
+
+    def add(self, text: str) -> int:
+        """Register a produced text (whitespace-normalised); return its index."""
+        with self._lock:
+            self.texts.append(text)
+            self._firsts.append(text.split(" ", 1)[0])
+            self._lasts.append(text.rsplit(" ", 1)[-1])
+            return len(self.texts) - 1
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def quoted(self, parts: Sequence[str], lo: int = 0) -> set[int]:
+        """Indices i >= *lo* of the texts that occur in `" ".join(parts)` (parts non-empty,
+        whitespace-normalised)."""
+        with self._lock:
+            texts, end = self.texts, len(self.texts)
+            found: set[int] = set()
+            for part in parts:  # inside one part (inlined: this loop runs per message per call)
+                entry = self._entry(self._in_part, part, lo)
+                start, stop, hits = entry
+                for i in _unchecked(start, stop, lo, end):
+                    if texts[i] in part:
+                        hits.add(i)
+                entry[0], entry[1] = min(start, lo), end
+                if hits:
+                    found |= hits
+            maybe: set[int] = set()
+            firsts, lasts = self._firsts, self._lasts
+            for left, right in pairwise(parts):  # covering the space between two parts
+                last, first = left.rsplit(" ", 1)[-1], right.split(" ", 1)[0]
+                entry = self._entry(self._junction, (last, first), lo)
+                start, stop, hits = entry
+                junction = f" {last} {first} "
+                for i in _unchecked(start, stop, lo, end):
+                    text = texts[i]
+                    if " " in text and (
+                        junction in text or last.endswith(firsts[i]) or first.startswith(lasts[i])
+                    ):
+                        hits.add(i)
+                entry[0], entry[1] = min(start, lo), end
+                if hits:
+                    maybe |= hits
+            maybe -= found
+            if maybe:
+                haystack = " ".join(parts)
+                found.update(i for i in maybe if texts[i] in haystack)
+            return {i for i in found if i >= lo} if lo else found
+
+    @staticmethod
+    def _entry(memo: dict[Any, list[Any]], key: object, lo: int) -> list[Any]:
+        """`[start, stop, hits]`: the texts [start, stop) were checked for *key*, and *hits*
+        are those that passed."""
+        entry = memo.get(key)
+        if entry is None:
+            if len(memo) >= MEMO_ENTRIES:
+                memo.clear()
+            entry = memo[key] = [lo, lo, set()]
+        return entry
+
+
+def _unchecked(start: int, stop: int, lo: int, end: int) -> range | list[int]:
+    """The texts of [lo, end) outside [start, stop): those added since (the graph's lo only
+    grows, so the other side is empty but for an entry made before lo moved back)."""
+    after = range(max(stop, lo), end)
+    if lo >= start:
+        return after
+    return [*range(lo, min(start, end)), *after]

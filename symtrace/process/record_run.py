@@ -1,0 +1,204 @@
+"""`symtrace record -- CMD`, parent side: prepare the bundle, run the program instrumented,
+finalize the bundle from how the program ended and what the child handed back."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from symtrace.boundaries.egress import network_manifest
+from symtrace.bundle.format import KIND_RECORDING
+from symtrace.bundle.manifest import new_manifest, new_seed
+from symtrace.bundle.writer import BundleWriter
+from symtrace.errors import (
+    HandBackError,
+    NotInstrumented,
+    RedactionError,
+    UnrecordedLLMRequest,
+)
+from symtrace.frameworks.refusals import UnsupportedFrameworkError
+from symtrace.frameworks.registry import resolve as resolve_adapters
+from symtrace.model.redaction import Redactor
+from symtrace.process.protocol import ENV_LAUNCH, HandBack, Launch, Mode, Recorded
+from symtrace.process.spawn import run_instrumented
+from symtrace.process.supervise import ChildExit
+from symtrace.record.outcome import complete_bundle
+
+ENV_PREFIXES = (
+    "OPENAI_",
+    "SYMTRACE_",
+    "CREWAI_",
+    "OTEL_",
+    "AUTOGEN",
+    "AG2",
+    "PYTHONHASHSEED",
+    "TZ",
+    "LANG",
+    "LC_",
+    "TIKTOKEN_",
+)
+
+
+class RecordStatus(StrEnum):
+    """The manifest's `outcome.status` of a recording (docs/bundle-format.md)."""
+
+    OK = "ok"  # finished, exit code 0
+    ERROR = "error"  # finished, another exit code
+    INTERRUPTED = "interrupted"  # symtrace got SIGINT
+    TERMINATED = "terminated"  # symtrace got SIGTERM
+    KILLED = "killed"  # a signal ended the program
+    NOT_INSTRUMENTED = "not_instrumented"  # never reached the bootstrap
+    EXITED_EARLY = "exited_early"  # started, ended without handing back (os._exit, a crash)
+
+    @property
+    def finished(self) -> bool:
+        return self in (RecordStatus.OK, RecordStatus.ERROR)
+
+
+@dataclass(frozen=True)
+class RecordOutcome:
+    exit_code: int
+    bundle: Path
+    events: int
+    stdout: bytes
+    unrecorded_egress: tuple[dict[str, Any], ...] = ()
+    status: str = RecordStatus.OK  # manifest outcome.status (a RecordStatus)
+    signal: str | None = None  # the signal that ended the run, if one did
+
+    @property
+    def complete(self) -> bool:
+        return RecordStatus(self.status).finished
+
+
+def captured_env(extra: Sequence[str] = ()) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIXES) or k in extra}
+    keep.pop(ENV_LAUNCH, None)
+    return dict(sorted(keep.items()))
+
+
+def record_command(
+    out: str | os.PathLike[str],
+    command: Sequence[str],
+    *,
+    task: Any = None,
+    state: Any = None,
+    config: Any = None,
+    seed: int | None = None,
+    secret_envs: Sequence[str] = (),
+    adapters: Sequence[str] | None = None,
+    env_keep: Sequence[str] = (),
+    force: bool = False,
+    quiet: bool = False,
+) -> RecordOutcome:
+    """Record one run of *command* into a new bundle at *out*."""
+    if not command:
+        raise ValueError("no command to record (give it after --)")
+    redactor = Redactor.from_environment(names=secret_envs)
+    armed = resolve_adapters(adapters)  # fail before starting anything
+    seed = new_seed() if seed is None else seed
+    hash_seed = os.environ.get("PYTHONHASHSEED") or str(new_seed() % 4294967295)
+    env = captured_env(env_keep)
+    # The argv is given back to the program on replay: a named secret in it is restored
+    # then; an unnamed one is refused here, before anything runs or is written.
+    argv = redactor.scrub_received(list(command), "the command line")
+    cmd: dict[str, Any] = {"argv": argv, "cwd": os.getcwd(), "env": redactor.scrub_env(env)}
+    if secret_envs:  # names only: replay redacts the same variables
+        cmd["secret_env"] = sorted(set(secret_envs))
+    manifest = new_manifest(
+        kind=KIND_RECORDING,
+        task=redactor.scrub(task),
+        state=redactor.scrub(state),
+        config=redactor.scrub(config),
+        seed=seed,
+        hash_seed=hash_seed,
+        adapters=[a.name for a in armed],
+        command=cmd,
+    )
+    writer = BundleWriter(out, manifest, redactor=redactor, overwrite=force).open()
+    writer.close()
+    launch = Launch(
+        mode=Mode.RECORD,
+        bundle=str(Path(out).resolve()),
+        adapters=None if adapters is None else tuple(a.name for a in armed),
+        secret_envs=tuple(secret_envs),
+    )
+    try:
+        ended, hand_back = run_instrumented(
+            command, os.getcwd(), {**os.environ, "PYTHONHASHSEED": hash_seed}, launch,
+            quiet=quiet,
+        )
+    except HandBackError:  # a bundle finalized from a message nobody understood would lie
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    _refuse(out, hand_back)
+    writer = BundleWriter.reopen(out, redactor=redactor)
+    status = _record_status(ended, hand_back)
+    ended = replace(ended, stdout=redactor.scrub_bytes(ended.stdout))
+    recorded = hand_back if isinstance(hand_back, Recorded) else None
+    egress = recorded.unrecorded_egress if recorded else ()
+    writer.manifest["config"]["network"] = network_manifest(writer.events, list(egress))
+    if status.finished and recorded is not None:  # finished: it handed back (_record_status)
+        if adapters is None:  # auto: replay needs exactly the frameworks the program imported
+            writer.manifest["config"]["adapters"] = list(recorded.adapters_used)
+        complete_bundle(
+            writer,
+            exit_code=ended.code,
+            value=redactor.scrub(recorded.final_value),
+            stdout=ended.stdout,
+            status=status.value,
+        )
+        return RecordOutcome(
+            ended.code, Path(out), len(writer.events), ended.stdout, egress, status
+        )
+    # An unfinished run: sealed as far as it got, marked incomplete, with what stopped it.
+    writer.write_stdout(ended.stdout)
+    writer.finalize(
+        complete=False,
+        outcome={
+            "status": status.value,
+            "exit_code": ended.code,
+            "signal": ended.received or ended.signal,
+            "error": None,
+        },
+    )
+    if status is RecordStatus.NOT_INSTRUMENTED:
+        raise NotInstrumented(
+            f"the program was not instrumented (exit code {ended.code}); is symtrace importable "
+            "by its interpreter?"
+        )
+    return RecordOutcome(
+        ended.exit_code, Path(out), len(writer.events), ended.stdout, egress, status,
+        ended.received or ended.signal,
+    )
+
+
+def _refuse(out: str | os.PathLike[str], hand_back: HandBack | None) -> None:
+    """A recording the child refused leaves nothing on disk, and fails with the refusal."""
+    if not isinstance(hand_back, Recorded) or hand_back.refusal is None:
+        return
+    shutil.rmtree(out, ignore_errors=True)
+    if hand_back.refused:  # a bundle without the framework's LLM calls would mislead
+        raise UnsupportedFrameworkError(hand_back.refused)
+    if hand_back.egress_refused:  # an LLM call went around every seam: would replay live
+        raise UnrecordedLLMRequest(hand_back.egress_refused)
+    raise RedactionError(hand_back.redaction_refused)
+
+
+def _record_status(ended: ChildExit, hand_back: HandBack | None) -> RecordStatus:
+    """ok / error for a finished run; otherwise what stopped it (docs/bundle-format.md)."""
+    if ended.received == "SIGINT":
+        return RecordStatus.INTERRUPTED
+    if ended.received is not None:
+        return RecordStatus.TERMINATED
+    if ended.signal is not None:
+        return RecordStatus.KILLED
+    if isinstance(hand_back, Recorded):
+        return RecordStatus.OK if ended.code == 0 else RecordStatus.ERROR
+    if hand_back is None:  # never reached the bootstrap, and no signal ended it
+        return RecordStatus.NOT_INSTRUMENTED
+    return RecordStatus.EXITED_EARLY  # started, but ended without handing back

@@ -1,0 +1,43 @@
+"""Starting the program as an instrumented child: the bootstrap on its PYTHONPATH, one launch
+file in, one hand-back file out (symtrace.process.protocol), its exit status and output
+(symtrace.process.supervise)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from symtrace.process.protocol import HandBack, Launch, read_hand_back
+from symtrace.process.supervise import ChildExit, run_child
+
+BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the directory holding the symtrace package
+
+
+def run_instrumented(
+    argv: Sequence[str], cwd: str, env: dict[str, str], launch: Launch, *, quiet: bool
+) -> tuple[ChildExit, HandBack | None]:
+    """Run *argv* under *launch* (its `hand_back` path is chosen here) and return how it ended
+    and what it handed back (None: it never started a session). A malformed hand-back raises
+    HandBackError."""
+    with tempfile.TemporaryDirectory(prefix="symtrace-") as tmp:
+        launch = replace(launch, hand_back=str(Path(tmp) / "hand-back.json"))
+        launch_file = Path(tmp) / "launch.json"
+        launch.write(launch_file)
+        ended = _run(argv, cwd, {**env, **launch.environ(launch_file)}, quiet)
+        return ended, read_hand_back(Path(launch.hand_back))
+
+
+def _run(argv: Sequence[str], cwd: str, env: dict[str, str], quiet: bool) -> ChildExit:
+    argv = list(argv)
+    if argv and argv[0] in ("python", "python3"):
+        argv[0] = sys.executable  # the interpreter symtrace runs in, where it is importable
+    paths = [str(BOOTSTRAP_DIR), str(PACKAGE_ROOT)]
+    if env.get("PYTHONPATH"):
+        paths.append(env["PYTHONPATH"])
+    env = {**env, "PYTHONPATH": os.pathsep.join(paths)}
+    return run_child(argv, cwd, env, quiet=quiet)

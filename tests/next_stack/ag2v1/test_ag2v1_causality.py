@@ -1,0 +1,143 @@
+"""Defects the AG2 1.x program generator found (tests/generated/gen_ag2v1.py), each with the
+smallest scripted program that shows it.
+
+* A sub-task (or `as_tool`) turn is started by the asking agent's model: once that agent's
+  call goes live in a selective replay, the turn it starts runs live too, even when its
+  request carries no value the live reply produced whole (a sub-task's text is one element of
+  the `run_subtasks` arguments). Before: the new sub-task's call was matched against the
+  recording and the replay stopped (SYM-R101 / SYM-R102).
+* Network ids (envelopes, channels, agents) reach the model through the Network plugin's
+  tools, which run on replay: they are seeded per session. Before: `peers` (or `say`: "posted
+  envelope <id>") answered with fresh random ids on replay and strict replay diverged
+  (SYM-R101).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import symtrace
+from symtrace import load_bundle
+from tests.next_stack.ag2v1._support import Runner
+
+GUIDANCE = "GUIDANCE: check Faro only."
+
+
+def _script(scripts: dict[str, Any], name: str, *first: dict[str, Any]) -> dict[str, Any]:
+    script = copy.deepcopy(scripts[name])
+    script["rules"][:0] = list(first)
+    return script
+
+
+def _start(stub_llm_factory: Callable[..., Any], monkeypatch: pytest.MonkeyPatch,
+           script: dict[str, Any]) -> Any:
+    stub = stub_llm_factory(script=script)
+    monkeypatch.setenv("OPENAI_BASE_URL", stub.url)
+    return stub
+
+
+def test_a_sub_task_started_by_a_live_planner_reply_runs_live(
+        runner: Runner, scripts: dict[str, Any], stub_llm_factory: Callable[..., Any],
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _start(stub_llm_factory, monkeypatch, scripts["subtasks"])
+    runner.record(tmp_path / "parent", "subtasks")
+    parent = list(load_bundle(tmp_path / "parent").events)
+    anchor = next(e for e in parent if e.is_llm and e.lane == "planner")
+
+    # live, the guided planner hands out one sub-task the recording never saw
+    guided = {"match": {"agent": "You are the planner", "last_user_contains": "GUIDANCE",
+                        "tool_result_present": False},
+              "reply": {"tool_calls": [{"name": "run_subtask",
+                                        "arguments": {"task": "Weather in Faro, carefully"}}]}}
+    stub = _start(stub_llm_factory, monkeypatch, _script(scripts, "subtasks", guided))
+    module, runs = runner.example("subtasks")
+    with symtrace.replay(tmp_path / "parent", anchor=anchor.id, guidance=GUIDANCE,
+                         out=tmp_path / "child", adapters=["ag2v1"]) as handle:
+        out = runner.call(module.main)
+    assert "FINAL: Faro (22°C) is warmer than Lisbon (19°C) today." in out
+    child = load_bundle(tmp_path / "child")
+    reasons = child.lineage["live_reasons"]
+    sub = [e for e in child.events if e.is_llm and e.lane == "planner/subtask"]
+    assert sub and all(e.id in handle.session.live_ids for e in sub)
+    assert "chosen by lane planner" in reasons[sub[0].id]
+    assert runs["tool_body"] == 1 and stub.served == len(
+        [e for e in child.events if e.is_llm and e.id in handle.session.live_ids])
+
+    served = stub.served
+    again = runner.replay(tmp_path / "child", "subtasks")
+    assert again.stdout == out and again.tool_body_runs == 0 and stub.served == served
+
+
+def test_network_tool_answers_with_ids_replay_strictly(
+        runner: Runner, scripts: dict[str, Any], stub_llm_factory: Callable[..., Any],
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The planner looks its peers up with the Network `peers` tool, which answers with the
+    hub's agent ids; the ids are in its next request."""
+    finds = {"match": {"agent": "You plan school lessons", "tool_result_present": False},
+             "reply": {"tool_calls": [{"name": "peers", "arguments": {"action": "find"}}]}}
+    stub = _start(stub_llm_factory, monkeypatch, _script(scripts, "hub_delegate", finds))
+    recorded = runner.record(tmp_path / "b", "hub_delegate")
+    shown = stub.requests[-1]["messages"][-1]
+    assert shown["role"] == "tool" and '"agent_id"' in shown["content"]
+    served = stub.served
+    for _ in range(3):
+        assert runner.replay(tmp_path / "b", "hub_delegate").stdout == recorded.stdout
+    assert stub.served == served
+
+
+def test_network_ids_are_seeded_inside_a_session_only(tmp_path: Path) -> None:
+    import asyncio
+
+    from ag2.network import ids
+
+    def minted(bundle: Path | None) -> tuple[list[str], list[str]]:
+        async def mint() -> tuple[list[str], list[str]]:
+            monotonic = ids._MonotonicIds()
+            return [ids.make_id() for _ in range(3)], [monotonic() for _ in range(3)]
+
+        if bundle is None:
+            return asyncio.run(mint())
+        with symtrace.record(bundle, adapters=["ag2v1"], seed=3):
+            return asyncio.run(mint())
+
+    first, second = minted(tmp_path / "one"), minted(tmp_path / "two")
+    assert first == second
+    envelopes = first[1]
+    assert envelopes == sorted(envelopes) and len(set(envelopes)) == 3  # creation order kept
+    assert all(len(i) == 32 and int(i, 16) >= 0 for i in first[0] + first[1])
+    assert minted(None) != minted(None)  # outside a session: AG2's own clock + urandom ids
+
+
+def test_sub_tasks_of_two_calls_in_one_message_are_named_by_call_position(
+        runner: Runner, scripts: dict[str, Any], stub_llm_factory: Callable[..., Any],
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`run_subtasks` (call #0) and `run_subtask` (call #1) in one message, one slot
+    (`max_concurrency=1`): which sub-task is built first is the race for the slot. Before:
+    lanes were numbered in build order, so the child of a selective replay gave the other
+    task the first lane and its strict replay diverged (SYM-R101). Now each lane is the call
+    that asked for it, whichever won the slot.
+
+    (Replaying such a run is still open: when the replay's race for the slot goes the other
+    way, the sub-task holding the slot waits for the one that finished first in the recording,
+    which waits for the slot: the replay stops with SYM-R105, docs/generated-programs.md.)"""
+    from ag2 import TaskConfig
+
+    both = {"match": {"agent": "You are the planner", "tool_result_present": False},
+            "reply": {"tool_calls": [
+                {"name": "run_subtasks", "arguments": {"tasks": ["Weather in Lisbon"]}},
+                {"name": "run_subtask", "arguments": {"task": "Weather in Faro"}}]}}
+    _start(stub_llm_factory, monkeypatch, _script(scripts, "subtasks", both))
+    one_slot = functools.partial(TaskConfig, max_concurrency=1)
+    for attempt in range(3):
+        bundle = tmp_path / f"b{attempt}"
+        runner.record(bundle, "subtasks", TaskConfig=one_slot)
+        lanes = {e.lane: e.request["body"]["messages"][1]["content"]
+                 for e in load_bundle(bundle).events if e.is_llm and "subtask" in e.lane}
+        assert lanes == {"planner/subtask": "Weather in Lisbon",
+                         "planner/subtask#1": "Weather in Faro"}

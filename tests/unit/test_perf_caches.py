@@ -1,0 +1,284 @@
+"""The caches that keep recording cheap must never serve something stale.
+
+Each cache is keyed by the identity of what it read (content, or the installation state),
+so these tests change that input in place between two uses and check the second answer is
+the fresh one, not the remembered one.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import metadata
+
+import orjson
+import pytest
+
+from symtrace.errors import AdapterNotFound
+from symtrace.frameworks import registry
+
+
+# -- the adapter registry: scanned once per installation state ---------------------------------
+def _dist(root, name: str, adapters: dict[str, str]) -> None:
+    info = root / f"{name}-0.0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[symtrace.adapters]\n" + "".join(f"{k} = {v}\n" for k, v in adapters.items())
+    )
+
+
+def test_registry_scans_once_per_installation_state(monkeypatch):
+    calls = []
+    real = metadata.entry_points
+
+    def counting(**kwargs):
+        calls.append(kwargs)
+        return real(**kwargs)
+
+    monkeypatch.setattr(registry.metadata, "entry_points", counting)
+    registry._registered_cache.clear()
+    first = registry.registered()
+    registry.resolve(None)
+    registry.imported_unarmed([])
+    assert registry.registered() == first
+    assert len(calls) == 1  # one scan served the whole session set-up
+
+
+def test_registry_sees_an_adapter_installed_while_the_process_runs(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = registry.registered()
+    assert "late_fake" not in before
+    _dist(tmp_path, "symtrace_late_fake", {"late_fake": "symtrace_late_fake_mod:make"})
+    assert registry.registered()["late_fake"].value == "symtrace_late_fake_mod:make"
+    # a second distribution claiming the same name differently is still refused, not cached
+    _dist(tmp_path, "symtrace_late_twin", {"late_fake": "elsewhere:make"})
+    with pytest.raises(AdapterNotFound, match="two adapters"):
+        registry.registered()
+
+
+def test_registry_forgets_an_adapter_removed_from_the_path(tmp_path, monkeypatch):
+    _dist(tmp_path, "symtrace_gone_fake", {"gone_fake": "symtrace_gone_fake_mod:make"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert "gone_fake" in registry.registered()
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(tmp_path)])
+    assert "gone_fake" not in registry.registered()
+
+
+# -- canonical data is hashed once: the shortcut equals the full digest ------------------------
+def _random_json(rng, depth=0):
+    kind = rng.randrange(8 if depth < 4 else 5)
+    if kind == 0:
+        return rng.choice([None, True, False])
+    if kind == 1:
+        return rng.randint(-(2**60), 2**60)
+    if kind == 2:
+        return rng.choice([1.0, -0.0, 2.5, 1e300, 3.0e15, -7.25, float(2**53), 0.1])
+    if kind in (3, 4):
+        return "".join(rng.choice("ab é\"\\\n/~😀") for _ in range(rng.randint(0, 12)))
+    if kind in (5, 6):
+        return {"".join(rng.choice("kéy/~") for _ in range(rng.randint(0, 4))):
+                _random_json(rng, depth + 1) for _ in range(rng.randint(0, 4))}
+    return [_random_json(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+
+
+def test_digest_of_canonical_data_equals_the_full_digest():
+    import random
+
+    from symtrace.model.canonical import to_json_value
+    from symtrace.model.hashing import digest, digest_canonical
+
+    rng = random.Random(20)
+    for _ in range(2000):
+        value = to_json_value(_random_json(rng))
+        assert digest_canonical(value) == digest(value)
+
+
+# -- redaction: a string is searched once, a mutated container is searched again ---------------
+def test_redaction_memo_never_hides_a_secret_put_into_a_clean_message_in_place():
+    from symtrace.model.redaction import Redactor
+
+    secret = "tok3n-value-123456"
+    redactor = Redactor((("MY_TOKEN", secret),))
+    message = {"role": "user", "content": "nothing to hide here, twice over"}
+    request = {"body": {"messages": [message]}}
+    assert redactor.scrub(request) is request  # clean: returned as is, and remembered
+    message["content"] = f"now it holds {secret} and sk-{'a' * 24}"
+    scrubbed = redactor.scrub(request)
+    assert scrubbed["body"]["messages"][0]["content"] == (
+        "now it holds [REDACTED:MY_TOKEN] and [REDACTED]"
+    )
+    message["extra"] = {f"key-{secret}": 1}  # a secret in a key is found (and refused later)
+    message["content"] = "clean again"
+    assert redactor._maybe(request)
+
+
+def test_redaction_memo_is_per_redactor_and_bounded(monkeypatch):
+    from symtrace.model import redaction
+
+    text = "a perfectly ordinary sentence of some length"
+    plain = redaction.Redactor()
+    assert plain.scrub({"t": text}) == {"t": text}
+    assert text in plain._clean
+    # the same text is a secret to another redactor: its memo does not leak
+    strict = redaction.Redactor((("X_TOKEN", text),))
+    assert strict.scrub({"t": text}) == {"t": "[REDACTED:X_TOKEN]"}
+    monkeypatch.setattr(redaction, "CLEAN_ENTRIES", 3)
+    for i in range(10):
+        plain.scrub({"t": f"text number {i}"})
+    assert len(plain._clean) <= 3
+
+
+# -- blob splitting: memoised by content, never by object identity -----------------------------
+def test_split_memo_follows_a_message_mutated_in_place(tmp_path):
+    from symtrace.bundle import blobs
+
+    system = {"role": "system", "content": "You are careful. " * 20}
+    user = {"role": "user", "content": "First question, asked at some length. " * 8}
+    reply = {"role": "assistant", "content": "ok"}
+    stored: dict[str, bytes] = {}
+
+    def store(ref, data):
+        stored[ref] = data
+
+    first = blobs.split({"messages": [system, user, reply]}, store)
+    user["content"] = "A different question entirely, also long. " * 8  # same dict object
+    second = blobs.split({"messages": [system, user, reply]}, store)
+    assert first != second
+    joined = blobs.join(second, lambda ref: orjson.loads(stored[ref]))
+    assert joined == {"messages": [system, user, reply]}
+    assert blobs.join(first, lambda ref: orjson.loads(stored[ref]))["messages"][1]["content"] \
+        .startswith("First question")
+
+
+def test_split_memo_reoffers_blobs_to_a_new_pack():
+    from symtrace.bundle import blobs
+
+    messages = [{"role": "user", "content": f"message {i} " + "x" * 200} for i in range(4)]
+    first: dict[str, bytes] = {}
+    blobs.split({"messages": messages}, first.__setitem__)
+    second: dict[str, bytes] = {}  # another writer, same content: every blob is offered again
+    value = blobs.split({"messages": messages}, second.__setitem__)
+    assert second == first
+    assert blobs.join(value, lambda ref: orjson.loads(second[ref])) == {"messages": messages}
+
+
+def test_split_memo_is_bounded(monkeypatch):
+    from symtrace.bundle import blobs
+
+    monkeypatch.setattr(blobs, "MEMO_BYTES", 2000)
+    for i in range(50):
+        blobs.split({"messages": [{"n": i, "t": "y" * 150}] * 3}, lambda ref, data: None)
+    assert blobs._memo_bytes[0] <= 2000
+
+
+def test_recording_a_conversation_mutated_in_place_stores_each_state(tmp_path):
+    """End to end through the openai SDK: the program edits a message dict between calls;
+    each recorded request is what was sent, and its hash is its content's."""
+    openai = pytest.importorskip("openai")
+    import symtrace
+    from symtrace.bundle.reader import verify_bundle
+    from symtrace.model.hashing import digest
+    from symtrace.stub import StubLLM
+
+    with StubLLM(seed=3) as stub:
+        client = openai.OpenAI(base_url=stub.url, api_key="sk-test", max_retries=0)
+        history = [{"role": "system", "content": "Be brief. " * 20},
+                   {"role": "user", "content": "What is two and two? " * 10},
+                   {"role": "assistant", "content": "Four, as usual."}]
+        with symtrace.record(tmp_path / "b"):
+            client.chat.completions.create(model="m", messages=history)
+            history[1]["content"] = "What is three and three? " * 10  # in place
+            client.chat.completions.create(model="m", messages=history)
+            client.chat.completions.create(model="m", messages=history)
+        client.close()
+    events = [e for e in symtrace.load_bundle(tmp_path / "b").events if e.is_llm]
+    sent = [e.request["body"]["messages"][1]["content"] for e in events]
+    assert sent == ["What is two and two? " * 10] + ["What is three and three? " * 10] * 2
+    for event in events:
+        assert event.request_hash == digest(event.request)
+    assert events[1].request_hash == events[2].request_hash != events[0].request_hash
+    assert verify_bundle(tmp_path / "b").sealed
+
+
+# -- quoted texts: the per-message index answers exactly what a scan of the joined text does ---
+def test_quote_index_equals_the_scan_of_the_joined_request():
+    import random
+
+    from symtrace.model.quotes import QuoteIndex
+
+    rng = random.Random(19)
+    words = ["alpha", "beta", "gamma", "delta", "ab", "a", "b", "ta", "al", "x.", "pha"]
+
+    def text(n):
+        return " ".join(rng.choice(words) for _ in range(n))
+
+    index = QuoteIndex()
+    history = [text(rng.randint(1, 6)) for _ in range(12)]
+    for _ in range(400):
+        if rng.random() < 0.5:
+            # a producer: often a piece of the history, across message boundaries too
+            joined = " ".join(history)
+            start = rng.randrange(len(joined))
+            piece = joined[start:start + rng.randint(1, 30)].strip()
+            index.add(" ".join((piece or text(3)).split()))
+        window = history[rng.randrange(len(history)):] if rng.random() < 0.5 else history
+        parts = [p for p in window if p]
+        lo = max(0, len(index) - rng.choice([len(index) + 1, 5, 50]))
+        haystack = " ".join(parts)
+        expected = {i for i in range(lo, len(index)) if index.texts[i] in haystack}
+        assert index.quoted(parts, lo) == expected
+        history.append(text(rng.randint(1, 6)))
+        if rng.random() < 0.3:
+            history[rng.randrange(len(history))] = text(rng.randint(1, 4))
+
+
+def test_quote_index_finds_a_text_that_covers_a_message_boundary():
+    from symtrace.model.quotes import QuoteIndex
+
+    index = QuoteIndex()
+    spanning = index.add("the end of one and the start of another")
+    inside = index.add("start of another message")
+    absent = index.add("nowhere in the request")
+    parts = ["this is the end of one", "and the start of another message"]
+    assert index.quoted(parts) == {spanning, inside}
+    assert index.quoted(["the end of one", "and the start"]) == set()
+    assert absent not in index.quoted(parts)
+    # a text longer than a whole part, covering two boundaries
+    across = index.add("x one two y")
+    assert across in index.quoted(["w x", "one two", "y z"])
+
+
+# -- fast event construction equals the dataclass path -----------------------------------------
+def test_event_fast_paths_equal_the_dataclass_ones():
+    from dataclasses import replace
+
+    import pytest as _pytest
+
+    from symtrace.bundle.blobs import Joiner
+    from symtrace.bundle.lazy import LazyEvent
+    from symtrace.model.events import Edge, EdgeKind, Event, EventType
+
+    event = Event(id="agent_action_0001", position=3, type=EventType.AGENT_ACTION, lane="main",
+                  agent="a", reason=None,
+                  parents=(Edge("tool_result_0000", EdgeKind.DATA),
+                           Edge("agent_action_0000", EdgeKind.CONTROL)),
+                  request={"body": {"x": 1}}, response={"ok": True}, meta={"completed": 2})
+    event = event.with_hashes()
+    data = event.to_json()
+    assert Event.from_json(data) == event
+    lazy = LazyEvent.of(orjson.loads(orjson.dumps(data)), Joiner(lambda ref: None))
+    assert (lazy.request, lazy.response, lazy.parents, lazy.meta) == (
+        event.request, event.response, event.parents, event.meta)
+    assert lazy.with_hashes().to_json() == event.with_hashes().to_json()
+    for changes in ({"meta": {"k": 1}}, {"position": 9, "request": None}, {}):
+        assert event.evolve(**changes) == replace(event, **changes)
+    with _pytest.raises(TypeError):
+        event.evolve(nope=1)
+    with _pytest.raises(ValueError):
+        Event.from_json({**data, "type": "not_a_type"})
+    with _pytest.raises(KeyError):
+        Event.from_json({k: v for k, v in data.items() if k != "lane"})
+    shared: dict = {}
+    a = Event.from_json(data, shared)
+    b = Event.from_json(data, shared)
+    assert a.parents[0] is b.parents[0]  # equal edges are one immutable object
