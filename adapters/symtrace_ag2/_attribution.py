@@ -94,12 +94,15 @@ def reflection_summary(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def select_speaker(original: Callable[..., Any]) -> Callable[..., Any]:
-    """`GroupChat.select_speaker(last_speaker, selector)`: runs as the selecting manager."""
+    """`GroupChat.select_speaker(last_speaker, selector)`: runs as the selecting manager, caused
+    by what caused the manager's turn (the speakers so far): a random draw after a live turn
+    is live too, since the live chat may need more or fewer draws than the recording had."""
 
     @functools.wraps(original)
     def wrapper(self: Any, last_speaker: Any, selector: Any, *args: Any, **kwargs: Any) -> Any:
         name, lane = _selector(selector)
-        with context.agent(name, lane=lane, reason=SPEAKER_SELECTION):
+        with context.agent(name, lane=lane, reason=SPEAKER_SELECTION), \
+                context.dispatched_by(_causes.of_call(selector)):
             return original(self, last_speaker, selector, *args, **kwargs)
 
     return wrapper
@@ -112,7 +115,8 @@ def a_select_speaker(original: Callable[..., Any]) -> Callable[..., Any]:
     async def wrapper(self: Any, last_speaker: Any, selector: Any, *args: Any,
                       **kwargs: Any) -> Any:
         name, lane = _selector(selector)
-        with context.agent(name, lane=lane, reason=SPEAKER_SELECTION):
+        with context.agent(name, lane=lane, reason=SPEAKER_SELECTION), \
+                context.dispatched_by(_causes.of_call(selector)):
             return await original(self, last_speaker, selector, *args, **kwargs)
 
     return wrapper

@@ -98,10 +98,12 @@ def sender_lanes(agent: Any) -> frozenset[str]:
 
 
 def of_call(caller: Any) -> frozenset[str]:
-    """The lanes that caused the LLM call *caller* is making now."""
+    """The lanes that caused the call *caller* (an agent, or None) is making now."""
     box = _box.get()
     if box is not None:
         return box.lanes()
+    if caller is None:
+        return frozenset()
     with _received_lock:
         return _received.get(caller, frozenset())
 

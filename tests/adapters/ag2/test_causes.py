@@ -101,3 +101,27 @@ def test_a_prerequisite_chat_with_an_empty_summary_still_makes_the_next_chat_liv
     lisbon = [e for e in child.events if "Lisbon researcher" in str(e.request)]
     assert lisbon and not any(e.id in handle.session.live_ids for e in lisbon)
     _strict_child(runner, "chats_async", tmp_path, stub)
+
+
+def test_a_random_speaker_draw_after_a_live_turn_is_live(
+    runner: Runner, stub_llm_factory, monkeypatch, tmp_path: Path
+) -> None:
+    """Recorded, the first speaker ends the chat; live (with guidance) it goes on, so the chat
+    needs draws the recording never made: they are caused by the live turn and go live."""
+    stub = stub_llm_factory(script={
+        "rules": [{"match": {"any_message_contains": GUIDANCE},
+                   "reply": {"content": "Call it Nata Lua, the moon of custard."}}],
+        "default": {"content": "TERMINATE"}})
+    monkeypatch.setenv("OPENAI_BASE_URL", stub.url)
+
+    anchor, handle = _selective(runner, "groupchat_random", tmp_path,
+                                lambda llm: next(e for e in llm if e.reason is None))
+
+    child = load_bundle(tmp_path / "child")
+    assert child.lineage["anchor"] == anchor.id
+    live = [e for e in child.events if e.id in handle.session.live_ids]
+    draws = [e for e in live if e.type.value == "tool_call"
+             and e.request.get("tool") == "ag2.random_select_speaker"]
+    assert draws, "no draw after the live turn"
+    assert "caused by lane" in child.lineage["live_reasons"][draws[0].id]
+    _strict_child(runner, "groupchat_random", tmp_path, stub)
