@@ -101,8 +101,11 @@ async def _two_agent_async(program: Program, instance: int) -> list[Any]:
 def _groupchat(program: Program) -> list[Any]:
     user = _user(program)
     agents = [_assistant(program, spec, user) for spec in program.agents]
+    # random: no repeated speaker, so the first draw after the user's opening message is an
+    # assistant (otherwise a short chat may draw only the user proxy and ask no model at all)
     chat = GroupChat([user, *agents], messages=[], max_round=program.turns + 1,
-                     speaker_selection_method=program.option)
+                     speaker_selection_method=program.option,
+                     allow_repeat_speaker=program.option != "random")
     manager = GroupChatManager(chat, llm_config=_llm_config(program),
                                is_termination_msg=_terminates)
     return [user.initiate_chat(manager, message=_task(program), summary_method="last_msg")]
