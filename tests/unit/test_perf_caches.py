@@ -282,3 +282,32 @@ def test_event_fast_paths_equal_the_dataclass_ones():
     a = Event.from_json(data, shared)
     b = Event.from_json(data, shared)
     assert a.parents[0] is b.parents[0]  # equal edges are one immutable object
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_redaction_batched_search_never_hides_a_string_with_a_match(seed):
+    """New strings are searched joined by '"' at once: that must find whatever one string
+    searched alone would (a fresh redactor per case, so nothing is remembered)."""
+    import random
+    import string
+
+    from symtrace.model.redaction import Redactor
+
+    pieces = ("sk-", "Bearer ", "AKIA", "ghp_", "xoxb-", "key=", "token=", "&sig=", "?api_key=",
+              "[REDACTED]", "-----BEGIN RSA PRIVATE KEY-----", "tok3n-value-1234", "\"", "=")
+    rng = random.Random(seed)
+    alphabet = string.ascii_letters + string.digits + " _-\"?&;=é"
+    for _ in range(1500):
+        strings = []
+        for _ in range(rng.randint(1, 5)):
+            parts = []
+            for _ in range(rng.randint(0, 4)):
+                parts.append("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))))
+                if rng.random() < 0.3:
+                    parts.append(rng.choice(pieces))
+                    parts.append("".join(rng.choice(string.ascii_uppercase + string.digits)
+                                         for _ in range(rng.randint(0, 30))))
+            strings.append("".join(parts))
+        redactor = Redactor((("MY_TOKEN", "tok3n-value-1234"),))
+        expected = any(redactor._search(text) is not None for text in strings)
+        assert Redactor((("MY_TOKEN", "tok3n-value-1234"),))._maybe({"m": strings}) == expected
