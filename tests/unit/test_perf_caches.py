@@ -128,49 +128,7 @@ def test_redaction_memo_is_per_redactor_and_bounded(monkeypatch):
     assert len(plain._clean) <= 3
 
 
-# -- blob splitting: memoised by content, never by object identity -----------------------------
-def test_split_memo_follows_a_message_mutated_in_place(tmp_path):
-    from symtrace.bundle import blobs
-
-    system = {"role": "system", "content": "You are careful. " * 20}
-    user = {"role": "user", "content": "First question, asked at some length. " * 8}
-    reply = {"role": "assistant", "content": "ok"}
-    stored: dict[str, bytes] = {}
-
-    def store(ref, data):
-        stored[ref] = data
-
-    first = blobs.split({"messages": [system, user, reply]}, store)
-    user["content"] = "A different question entirely, also long. " * 8  # same dict object
-    second = blobs.split({"messages": [system, user, reply]}, store)
-    assert first != second
-    joined = blobs.join(second, lambda ref: orjson.loads(stored[ref]))
-    assert joined == {"messages": [system, user, reply]}
-    assert blobs.join(first, lambda ref: orjson.loads(stored[ref]))["messages"][1]["content"] \
-        .startswith("First question")
-
-
-def test_split_memo_reoffers_blobs_to_a_new_pack():
-    from symtrace.bundle import blobs
-
-    messages = [{"role": "user", "content": f"message {i} " + "x" * 200} for i in range(4)]
-    first: dict[str, bytes] = {}
-    blobs.split({"messages": messages}, first.__setitem__)
-    second: dict[str, bytes] = {}  # another writer, same content: every blob is offered again
-    value = blobs.split({"messages": messages}, second.__setitem__)
-    assert second == first
-    assert blobs.join(value, lambda ref: orjson.loads(second[ref])) == {"messages": messages}
-
-
-def test_split_memo_is_bounded(monkeypatch):
-    from symtrace.bundle import blobs
-
-    monkeypatch.setattr(blobs, "MEMO_BYTES", 2000)
-    for i in range(50):
-        blobs.split({"messages": [{"n": i, "t": "y" * 150}] * 3}, lambda ref, data: None)
-    assert blobs._memo_bytes[0] <= 2000
-
-
+# -- end to end: a message edited in place between calls ----------------------------------
 def test_recording_a_conversation_mutated_in_place_stores_each_state(tmp_path):
     """End to end through the openai SDK: the program edits a message dict between calls;
     each recorded request is what was sent, and its hash is its content's."""
