@@ -4,7 +4,8 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
 .PHONY: demo mutation-suite test test-main test-next lint bench setup browser local-llm \
-        test-local-llm study-stub study-local generated replay-stress
+        test-local-llm study-stub study-local generated replay-stress \
+        replay-stress-generated
 
 setup: $(VENV)/.installed
 
@@ -89,3 +90,11 @@ generated: setup
 # SYMTRACE_CHAOS scheduling pauses; exits 1 on any divergence.
 replay-stress: setup
 	$(PY) tests/stress/replay_stress.py --replays $${REPLAYS:-100}
+
+# PROGRAMS (default 100) drawn programs of one FRAMEWORK/TOPOLOGY (default: AgentChat graph_fanout)
+# through the whole differential check (strict, perturbed, selective at every anchor + child
+# replay) under a CPU burner and SYMTRACE_CHAOS; exits 1 if any program fails.
+replay-stress-generated: setup
+	$(PY) tests/stress/generated_stress.py --programs $${PROGRAMS:-100} \
+	  --framework $${FRAMEWORK:-autogen_agentchat} \
+	  --topology $${TOPOLOGY:-graph_fanout} --keep out/stress/failures

@@ -133,9 +133,11 @@ async def _ahandoff(tool: Any, arguments: dict[str, Any], invoke: Callable[[], A
             result = await invoke()
     except Exception as exc:
         if ticket.live:
+            await session.ahand_off()  # the outcome reaches the program in its turn
             session.finish(ticket, error_outcome(exc))
         raise
     if ticket.live:
+        await session.ahand_off()
         session.finish(ticket, {"ok": True, "value": CODEC.encode(result)})
     return result
 

@@ -88,8 +88,10 @@ async def acall_tool(
         with within_tool(ticket.event_id):
             result = await invoke()
     except Exception as exc:
+        await session.ahand_off()  # the outcome reaches the program in its turn
         session.finish(ticket, error_outcome(exc, codec))
         raise
+    await session.ahand_off()
     return _record_result(session, ticket, codec, result, name)
 
 

@@ -11,4 +11,5 @@ class Recorder(Session):
     mode = "record"
 
     def begin(self, call: BoundaryCall) -> Ticket:
+        self.handoff.arrived()  # a caller's next call: it is done with its last result
         return self._open_live(call, call.request)

@@ -16,10 +16,12 @@ raises, through the replayer, SYM-R105 "completion order unreachable" naming the
 and the events it waits for.
 
 A caller released after another caller's delivery also waits until that caller is done with
-its result (handoff.py: a state, never a time grace), so the earlier result is used first, as
-it was in the recording. Only top-level records are ordered (calls made inside a recorded tool
-body are consumed with their tool). Bundles recorded before completion stamps existed replay
-without holding.
+its result (session/handoff.py: a state, never a time grace), so the earlier result is used
+first, as it was in the recording, whose results were handed out under the same rule. The
+hand-off stays on after a selective replay went live (only the recorded order is dropped), so
+the live suffix a child bundle records is a schedule its own replay can follow. Only
+top-level records are ordered (calls made inside a recorded tool body are consumed with their
+tool). Bundles recorded before completion stamps existed replay without holding.
 """
 
 from __future__ import annotations
@@ -34,11 +36,10 @@ from symtrace.errors import SessionError
 from symtrace.model.events import ABANDONED, COMPLETED, Event, EventType
 from symtrace.model.graph import children_index
 from symtrace.replay.chaos import Chaos
-from symtrace.replay.handoff import POLL, Receiver, quiescent
+from symtrace.session.handoff import DEFAULT_STALL_TIMEOUT, HandOff
 
 NEVER = -1  # rank of a record whose result never came in the recording
 TIMEOUT_ENV = "SYMTRACE_ORDER_TIMEOUT"
-DEFAULT_STALL_TIMEOUT = 20.0  # seconds without any boundary progress while a result is held
 
 
 def stall_timeout_from_env(default: float = DEFAULT_STALL_TIMEOUT) -> float:
@@ -188,6 +189,7 @@ class CompletionOrder:
         check: Callable[[], None],
         on_stall: Callable[[str, list[str]], BaseException],
         stall_timeout: float,
+        handoff: HandOff | None = None,
     ) -> None:
         self.enabled = ranks is not None
         self._ranks = {r: k for r, k in (ranks or {}).items() if k != NEVER}
@@ -201,7 +203,8 @@ class CompletionOrder:
         self.stall_timeout = stall_timeout
         self._async_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._last_progress = time.monotonic()
-        self._handoff: Receiver | None = None  # the caller that got the last result
+        # the caller that got the last result (the session's: live results use it too)
+        self.handoff = handoff or HandOff(lock, stall_timeout)
         self.chaos = Chaos.from_env()
 
     # -- state -------------------------------------------------------------------------------
@@ -226,8 +229,8 @@ class CompletionOrder:
     def delivered(self, record_ids: Iterable[str], to_caller: bool = False) -> None:
         """Mark results delivered (served to this thread, superseded, or abandoned)."""
         with self._cond:
-            if to_caller and self.enabled:
-                self._handoff = Receiver.current()
+            if to_caller:
+                self.handoff.gave()
             for record_id in record_ids:
                 self._pending.discard(record_id)
                 self._never.discard(record_id)
@@ -236,7 +239,9 @@ class CompletionOrder:
             self.progress()
 
     def disable(self) -> None:
-        """Stop holding (selective replay went live: the recorded order no longer applies)."""
+        """Stop holding (selective replay went live: the recorded order no longer applies).
+
+        The hand-off stays: each result is still used before the next one is handed out."""
         with self._cond:
             self.enabled = False
             self.progress()
@@ -244,8 +249,7 @@ class CompletionOrder:
     def arrived(self) -> None:
         """A boundary call arrived from this thread: it is done with its last result."""
         with self._cond:
-            if self._handoff is not None and self._handoff.is_caller():
-                self._handoff = None
+            self.handoff.arrived()
             self.progress()
 
     def progress(self) -> None:
@@ -275,7 +279,7 @@ class CompletionOrder:
         while True:
             with self._cond:
                 remaining = self._poll(record_id)
-                receiver = self._handoff
+                receiver = self.handoff.receiver
                 if remaining is None:
                     if receiver is None or not receiver.on_my_loop():
                         break
@@ -283,10 +287,10 @@ class CompletionOrder:
                     future: asyncio.Future[None] = loop.create_future()
                     self._async_waiters.append((loop, future))
             if remaining is None:  # the last result went to another task of this loop
-                await quiescent(loop)  # ... which has used it once nothing else can run
+                await self.handoff.quiesce(loop)  # ... which has used it once nothing else runs
                 with self._cond:
-                    if self._handoff is receiver:
-                        self._handoff = None
+                    if self.handoff.receiver is receiver:
+                        self.handoff.receiver = None
                 continue
             try:
                 await asyncio.wait_for(future, remaining)
@@ -306,28 +310,13 @@ class CompletionOrder:
         """None when *record_id* may go; else seconds left before the hold counts as a stall."""
         self._check()
         if self.may_deliver(record_id):
-            return self._handoff_wait()
+            return self.handoff.poll(self._last_progress)
         remaining = self._last_progress + self.stall_timeout - time.monotonic()
         if remaining <= 0 or alone:
             error = self._on_stall(record_id, self.blockers(record_id))
             self.progress()  # every other held call fails with the same divergence
             raise error
         return remaining
-
-
-    def _handoff_wait(self) -> float | None:
-        """None when the caller that got the previous result is done with it (handoff.py);
-        else the polling period after which to look again. A receiver still busy after a
-        whole stall timeout without any boundary progress is left to itself."""
-        receiver = self._handoff
-        if receiver is None or receiver.thread is threading.current_thread():
-            return None  # same thread: nothing to wait for, or the loop's quiescence (async)
-        if receiver.thread_settled():
-            self._handoff = None
-            return None
-        if time.monotonic() - self._last_progress > self.stall_timeout:
-            return None
-        return POLL
 
 
 def _settle(future: asyncio.Future[None]) -> None:

@@ -93,12 +93,15 @@ class Replayer(Session):
         )
         self._first: ReplayDivergence | None = None
         self.on_live: list[Callable[[], None]] = []  # called when a selective replay goes live
+        stall_timeout = order_timeout if order_timeout is not None else stall_timeout_from_env()
+        self.handoff.stall_timeout = stall_timeout
         self.order = CompletionOrder(
             completion_ranks(bundle.events),
             self._lock,
             self._raise_first,
             self._order_stalled,
-            order_timeout if order_timeout is not None else stall_timeout_from_env(),
+            stall_timeout,
+            self.handoff,  # served and live results take turns through the same hand-off
         )
 
     @property
@@ -143,8 +146,8 @@ class Replayer(Session):
         return ticket
 
     def finish(self, ticket: Ticket, response: JSONValue) -> Event:
+        event = super().finish(ticket, response)  # waits its turn (hand-off) unlocked
         with self._lock:
-            event = super().finish(ticket, response)
             self.trajectory.ran_live(event.id)
             self.frontier.produced_by(event)
             return event

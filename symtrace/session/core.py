@@ -37,6 +37,7 @@ from symtrace.model.intervention import Intervention
 from symtrace.model.redaction import Redactor
 from symtrace.session import context
 from symtrace.session.context import Attribution
+from symtrace.session.handoff import DEFAULT_STALL_TIMEOUT, HandOff
 from symtrace.session.lanes import LaneIdentities
 
 LLM = "llm"
@@ -117,6 +118,8 @@ class Session:
         self.lane_identities = LaneIdentities()
         self._open: dict[str, Ticket] = {}  # live LLM calls whose response has not come yet
         self._lock = threading.RLock()
+        # one receiver at a time: a result is handed out once the previous one was used
+        self.handoff = HandOff(self._lock, DEFAULT_STALL_TIMEOUT)
 
     # -- the hook-facing API -------------------------------------------------------------
     def begin(self, call: BoundaryCall) -> Ticket:
@@ -126,8 +129,28 @@ class Session:
         """begin() for async hooks: a replayer may hold the call without blocking the loop."""
         return self.begin(call)
 
+    async def ahand_off(self) -> None:
+        """Async callers, right before finish(): wait until the caller that got the previous
+        result is done with it (session/handoff.py). finish() waits itself on a plain thread."""
+        if self.handoff.receiver is not None:
+            await self.handoff.await_settled()
+
     def finish(self, ticket: Ticket, response: JSONValue) -> Event:
-        """Record a live call's result (LLM response or tool outcome); return the new event."""
+        """Record a live call's result (LLM response or tool outcome); return the new event.
+
+        The result reaches the program when this returns: it is stamped with its completion
+        rank only once the previous result's caller is done with it (handoff.py), so the
+        recorded order is the order results were used in. A stream left open (completion
+        reserved where it reached the program) takes no turn."""
+        if ticket.completed is None:
+            self.handoff.wait()
+        with self._lock:
+            event = self._finished(ticket, response)
+            if ticket.completed is None:
+                self.handoff.gave()
+            return event
+
+    def _finished(self, ticket: Ticket, response: JSONValue) -> Event:
         with self._lock:
             self._open.pop(ticket.event_id, None)
             try:  # what the program received: named secrets become restorable tokens

@@ -1,4 +1,4 @@
-"""The hand-off to the next held caller waits for a state, never for a time (replay/handoff)."""
+"""The hand-off to the next held caller waits for a state, never for a time (session/handoff)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import time
 import pytest
 
 from symtrace.errors import SessionError
-from symtrace.replay import handoff
 from symtrace.replay.chaos import CHAOS_ENV, Chaos
-from symtrace.replay.handoff import Receiver, quiescent
+from symtrace.session import handoff
+from symtrace.session.handoff import Receiver, quiescent
 
 
 def receiver_in(target, *args) -> tuple[Receiver, threading.Thread, threading.Event]:
@@ -135,3 +135,39 @@ def test_chaos_draws_never_touch_the_programs_random():
         chaos.pause()
     asyncio.run(chaos.apause())
     assert [random.random() for _ in range(3)] == expected
+
+
+def test_two_callers_waiting_together_see_the_loop_quiescent(monkeypatch):
+    """Two results handed out at once both wait for the busy receiver, and for nothing else:
+    each waiter's own next step is always ready, which used to keep both from ever seeing
+    the loop quiescent (they waited out the bound, then raced)."""
+    monkeypatch.setattr(handoff, "MAX_QUIESCENCE_YIELDS", 100_000)
+    yields = 0
+    sleep = asyncio.sleep
+
+    async def counted(delay, *args):
+        nonlocal yields
+        yields += 1
+        return await sleep(delay, *args)
+
+    async def main() -> list[str]:
+        gate = handoff.HandOff(threading.RLock(), 20)
+        log: list[str] = []
+
+        async def busy() -> None:
+            gate.gave()
+            for _ in range(30):
+                await sleep(0)
+            log.append("receiver done")
+
+        async def waiter(name: str) -> None:
+            await gate.await_settled()
+            gate.gave()
+            log.append(name)
+
+        await asyncio.gather(busy(), waiter("first"), waiter("second"))
+        return log
+
+    monkeypatch.setattr(handoff.asyncio, "sleep", counted)
+    assert asyncio.run(main()) == ["receiver done", "first", "second"]
+    assert yields < 1_000  # not the bound: released once only the waiters were left

@@ -99,7 +99,7 @@ def test_a_missing_hand_back_is_no_message(tmp_path: Path):
      "list of strings"),
 ])
 def test_malformed_or_foreign_hand_backs_are_refused(data, says):
-    with pytest.raises(HandBackError, match=None) as caught:
+    with pytest.raises(HandBackError) as caught:
         parse_hand_back(data)
     assert says in str(caught.value)
     assert caught.value.exit_code == EXIT_ADAPTER

@@ -74,8 +74,10 @@ class AiohttpSeam:
                     finally:
                         response.release()
             except aiohttp.ClientError as exc:
+                await session.ahand_off()  # the failure reaches the program in its turn
                 exchange.failed(ticket, exc)
                 raise
+            await session.ahand_off()  # the response reaches the program in its turn
             if is_stream(response.headers):  # read whole: recorded as one chunk
                 exchange.streamed(ticket, response.status, response.headers, [body])
             else:

@@ -246,6 +246,10 @@ class StreamTap:
         self.chunks.append(data)
         return data
 
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
     def finish(self, abandoned: bool = False) -> None:
         with self._done:
             if self._finished:

@@ -88,11 +88,13 @@ class HttpxSeam:
                 with sending(seam.library):
                     response = await original(transport, live)
             except seam.lib.TransportError as exc:
+                await session.ahand_off()  # the failure reaches the program in its turn
                 exchange.failed(ticket, exc)
                 raise
             if is_stream(response.headers):
                 return seam.teed(response, seam.tap(exchange, ticket, response))
             await response.aread()
+            await session.ahand_off()  # the response reaches the program in its turn
             exchange.completed(ticket, response.status_code, response.headers, response.content)
             return seam.rebuilt(response)
 
@@ -185,12 +187,15 @@ def _stream_classes(lib: ModuleType) -> tuple[type, type, type]:
         async def __aiter__(self) -> AsyncIterator[bytes]:
             async for chunk in self.inner:
                 yield self.tap.chunk(chunk)
+            await self.tap.exchange.session.ahand_off()  # the stream ends in its turn
             self.tap.finish()
 
         async def aclose(self) -> None:
             try:
                 await self.inner.aclose()
             finally:
+                if not self.tap.finished:  # closed before its end: it ends here, in its turn
+                    await self.tap.exchange.session.ahand_off()
                 self.tap.finish()
 
     return Chunks, SyncTee, AsyncTee
