@@ -79,9 +79,14 @@ def _task(program: Program, instance: int = 0) -> str:
     return f"Plan a day in {program.task_topic} (chat {instance})."
 
 
-def _two_agent_sync(program: Program, instance: int) -> list[Any]:
+def _two_agents(program: Program) -> tuple[UserProxyAgent, AssistantAgent]:
     user = _user(program)
-    assistant = _assistant(program, program.agents[0], user)
+    return user, _assistant(program, program.agents[0], user)
+
+
+def _two_agent_sync(program: Program, instance: int,
+                    agents: tuple[UserProxyAgent, AssistantAgent]) -> list[Any]:
+    user, assistant = agents
     return [user.initiate_chat(assistant, message=_task(program, instance),
                                max_turns=program.turns, summary_method="last_msg")]
 
@@ -157,7 +162,10 @@ def run(program: Program) -> list[str]:
             results = [r for rs in asyncio.run(both()) for r in rs]
         else:
             with ThreadPoolExecutor(len(instances)) as pool:
-                results = [r for rs in pool.map(lambda i: _two_agent_sync(program, i),
+                # built here, in order: same-named agents are numbered (lanes planner,
+                # planner@2) in construction order, which threads would make a race
+                agents = [_two_agents(program) for _ in instances]
+                results = [r for rs in pool.map(lambda i: _two_agent_sync(program, i, agents[i]),
                                                 instances) for r in rs]
     elif topology == "groupchat":
         results = _groupchat(program)
