@@ -26,8 +26,10 @@ Edges are derived from content, never guessed from timing:
   message is below MIN_QUOTED; yet the turn happens, and reads conversation state, because of
   it. The adapter knows who sent what; the edge is derived here (cause_edges()).
 
-Because the derivation is a pure function of the records, a replayed run rebuilds the same
-parents for the same events, and a child bundle's live events get parents the same way.
+Because the derivation is a pure function of the records and their attribution (lane, and
+the cause lanes the adapter names, which are not stored: the parents are), a replayed run
+rebuilds the same parents for the same events, and a child bundle's live events get parents
+the same way.
 """
 
 from __future__ import annotations
