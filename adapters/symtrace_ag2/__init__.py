@@ -4,7 +4,8 @@ LLM values are captured by the core at the httpx transport (AG2 â†’ openai SDK â
 for speaker selection and on the executor threads of the async API). This adapter adds what
 only the framework knows, through the hook table below:
 
-* attribution: which agent made each LLM call, on which lane, and why (_attribution.py);
+* attribution: which agent made each LLM call, on which lane, and why (_attribution.py),
+  and which lanes caused it, through messages and chat results (_causes.py);
 * tool boundaries at AG2's function-execution seam, sync and asyncio.gather (_tools.py);
 * AG2's response cache as a recorded side channel (_cache.py);
 * what a human types at an input prompt (_human_input.py);
@@ -19,7 +20,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from symtrace.frameworks.contract import Hook, PatchingAdapter, seeded_uuid4
-from symtrace_ag2 import _attribution, _cache, _chat, _human_input, _nondeterminism, _tools
+from symtrace_ag2 import (
+    _attribution,
+    _cache,
+    _causes,
+    _chat,
+    _human_input,
+    _nondeterminism,
+    _tools,
+)
 from symtrace_ag2._chat import UnsupportedConstruct
 
 AGENT = "autogen.agentchat.conversable_agent:ConversableAgent"
@@ -30,6 +39,10 @@ HOOKS: tuple[Hook, ...] = (
          "numbers same-named agent objects in construction order (lanes name, name@2, ...)"),
     Hook("autogen.oai.client:OpenAIWrapper.create", _attribution.llm_create,
          "every LLM call: agent=, lane and reason from the `agent=` argument; wraps `cache=`"),
+    Hook(f"{AGENT}.receive", _causes.receiving,
+         "a turn is caused by the message's sender and what caused it (dispatched_by lanes), "
+         "with or without content"),
+    Hook(f"{AGENT}.a_receive", _causes.a_receiving, "async twin: the turn's causes"),
     Hook(f"{AGENT}._reflection_with_llm", _attribution.reflection_summary,
          "reason=summary for reflection_with_llm chat summaries"),
     Hook(f"{GROUP_CHAT}.select_speaker", _attribution.select_speaker,
@@ -58,9 +71,12 @@ HOOKS: tuple[Hook, ...] = (
          "declares the outermost chat's summary as the final result"),
     Hook(f"{AGENT}.a_initiate_chat", _chat.a_initiate_chat,
          "async twin: declares the outermost chat's summary"),
+    Hook("autogen.agentchat.conversable_agent:initiate_chats", _causes.sequence,
+         "each chat of a sequence (and of nested chats) is caused by the chats it carries over"),
     Hook("autogen.agentchat.conversable_agent:a_initiate_chats",
          _chat.refusing_shared_recipients,
-         "refuse concurrent chats with one recipient (UnsupportedConstruct) before any runs"),
+         "refuse concurrent chats with one recipient (UnsupportedConstruct) before any runs; "
+         "each chat is caused by its prerequisites"),
 )
 
 

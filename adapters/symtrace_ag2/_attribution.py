@@ -14,14 +14,8 @@ Framework-internal calls get a reason:
   runs under the same attribution, so the random draw (see _nondeterminism.py) lands there too.
 * `summary`: `summary_method="reflection_with_llm"` asks the model for a chat summary.
 
-Regular agent calls run on the agent's own lane: its name, or `f"{name}@2"` for the second
-agent object with that name (`symtrace.session.core.instance_lane`, registered when AG2
-constructs the agent, so in program order). Chats that `a_initiate_chats`
-runs at the same time are separate actors even when they share an agent (the user proxy that
-starts them all, runs their tools and asks for their summaries): inside such a chat, calls
-made on the event loop get the lane `f"chat#{chat_id}/{name}"` (`lane_for`). Calls AG2 runs on
-executor threads do not see that context and keep the agent's name, the same way in record
-and replay.
+Regular agent calls run on the agent's own lane (_lanes.py). Every call also names the lanes
+that caused it (`dispatched_by`, from the messages and chat results that led to it: _causes.py).
 """
 
 from __future__ import annotations
@@ -29,12 +23,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any
 from weakref import WeakKeyDictionary
 
 from symtrace.frameworks.contract import context, instance_lane
+from symtrace_ag2 import _causes
 from symtrace_ag2._cache import CacheLens, inside_create
+from symtrace_ag2._lanes import agent_name, lane_for, lane_of
+
+__all__ = ["agent_name", "lane_for", "lane_of"]  # re-exported: _tools, _human_input, ...
 
 SPEAKER_SELECTION = "speaker_selection"
 SUMMARY = "summary"
@@ -42,25 +39,6 @@ GROUP_CHAT = "group_chat"  # attribution when a GroupChat selects without a mana
 
 # speaker_selection_agent -> (name, lane) of the manager it selects for (weak: throwaway agents)
 _selection_owner: WeakKeyDictionary[Any, tuple[str, str]] = WeakKeyDictionary()
-# the chat_id of the a_initiate_chats chat this context runs in (chats there run concurrently)
-_concurrent_chat: ContextVar[int | None] = ContextVar("symtrace_ag2_chat_id", default=None)
-
-
-def agent_name(agent: Any) -> str:
-    name = getattr(agent, "name", None)
-    return str(name) if name else type(agent).__name__
-
-
-def lane_of(agent: Any) -> str:
-    """The agent object's lane (its name, `name@n` for the n-th object with that name),
-    qualified by the concurrent chat it works in, if any."""
-    return lane_for(instance_lane(agent, agent_name(agent)))
-
-
-def lane_for(name: str) -> str:
-    """*name*'s lane, qualified by the concurrent chat it works in, if any."""
-    chat = _concurrent_chat.get()
-    return name if chat is None else f"chat#{chat}/{name}"
 
 
 def registered_at_creation(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -75,31 +53,19 @@ def registered_at_creation(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @contextmanager
-def concurrent_chat(chat_id: Any) -> Iterator[None]:
-    """The block is one chat of `a_initiate_chats` (which gives every chat a chat_id)."""
-    if chat_id is None or _concurrent_chat.get() is not None:  # nested chats: same actor
-        yield
-        return
-    token = _concurrent_chat.set(chat_id)
-    try:
-        yield
-    finally:
-        _concurrent_chat.reset(token)
-
-
-@contextmanager
 def _attributed(caller: Any) -> Iterator[None]:
     if caller is None:  # a direct OpenAIWrapper user: keep whatever attribution is current
         yield
         return
+    causes = context.dispatched_by(_causes.of_call(caller))
     owner = _selection_owner.get(caller)
     if owner is not None:
         name, lane = owner
-        with context.agent(name, lane=lane, reason=SPEAKER_SELECTION):
+        with context.agent(name, lane=lane, reason=SPEAKER_SELECTION), causes:
             yield
         return
     with context.agent(agent_name(caller), lane=lane_of(caller),
-                       reason=context.current().reason):
+                       reason=context.current().reason), causes:
         yield
 
 
@@ -128,12 +94,15 @@ def reflection_summary(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def select_speaker(original: Callable[..., Any]) -> Callable[..., Any]:
-    """`GroupChat.select_speaker(last_speaker, selector)`: runs as the selecting manager."""
+    """`GroupChat.select_speaker(last_speaker, selector)`: runs as the selecting manager, caused
+    by what caused the manager's turn (the speakers so far): a random draw after a live turn
+    is live too, since the live chat may need more or fewer draws than the recording had."""
 
     @functools.wraps(original)
     def wrapper(self: Any, last_speaker: Any, selector: Any, *args: Any, **kwargs: Any) -> Any:
         name, lane = _selector(selector)
-        with context.agent(name, lane=lane, reason=SPEAKER_SELECTION):
+        with context.agent(name, lane=lane, reason=SPEAKER_SELECTION), \
+                context.dispatched_by(_causes.of_call(selector)):
             return original(self, last_speaker, selector, *args, **kwargs)
 
     return wrapper
@@ -146,7 +115,8 @@ def a_select_speaker(original: Callable[..., Any]) -> Callable[..., Any]:
     async def wrapper(self: Any, last_speaker: Any, selector: Any, *args: Any,
                       **kwargs: Any) -> Any:
         name, lane = _selector(selector)
-        with context.agent(name, lane=lane, reason=SPEAKER_SELECTION):
+        with context.agent(name, lane=lane, reason=SPEAKER_SELECTION), \
+                context.dispatched_by(_causes.of_call(selector)):
             return await original(self, last_speaker, selector, *args, **kwargs)
 
     return wrapper

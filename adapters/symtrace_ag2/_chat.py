@@ -8,7 +8,10 @@ calls `symtrace.final_result(...)` itself afterwards overrides it.
 
 `a_initiate_chats` starts each chat as `a_initiate_chat(chat_id=..., ...)` in a task of its
 own, concurrently with the others: such a chat is marked as one actor for lane naming
-(`_attribution.concurrent_chat`). Concurrent chats that share a recipient are refused.
+(`_lanes.concurrent_chat`). Concurrent chats that share a recipient are refused.
+
+Each chat also carries what caused it into the chats and turns that read its result
+(_causes.py: a sequence's carryover, a_initiate_chats prerequisites, a nested chat's summary).
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from typing import Any
 
 from symtrace.errors import UnsupportedConstruct
 from symtrace.frameworks.contract import active, final_result
-from symtrace_ag2._attribution import agent_name, concurrent_chat
+from symtrace_ag2 import _causes
+from symtrace_ag2._lanes import agent_name, concurrent_chat
 
 _depth: ContextVar[int] = ContextVar("symtrace_ag2_chat_depth", default=0)
 
@@ -36,7 +40,8 @@ def initiate_chat(original: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         token = _depth.set(_depth.get() + 1)
         try:
-            result = original(self, *args, **kwargs)
+            with _causes.chat(kwargs):
+                result = original(self, *args, **kwargs)
         finally:
             _depth.reset(token)
         if _depth.get() == 0:
@@ -51,7 +56,7 @@ def a_initiate_chat(original: Callable[..., Any]) -> Callable[..., Any]:
     async def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         token = _depth.set(_depth.get() + 1)
         try:
-            with concurrent_chat(kwargs.get("chat_id")):
+            with concurrent_chat(kwargs.get("chat_id")), _causes.chat(kwargs):
                 result = await original(self, *args, **kwargs)
         finally:
             _depth.reset(token)
@@ -76,7 +81,8 @@ def refusing_shared_recipients(original: Callable[..., Any]) -> Callable[..., An
                                ) -> Any:
         if active() is not None:
             _check_concurrent_recipients(chat_queue)
-        return await original(chat_queue, *args, **kwargs)
+        with _causes.concurrent(chat_queue):
+            return await original(chat_queue, *args, **kwargs)
 
     return a_initiate_chats
 

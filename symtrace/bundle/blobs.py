@@ -35,13 +35,12 @@ def is_ref(value: object) -> bool:
 
 
 def split(value: JSONValue, store: Callable[[str, bytes], None]) -> JSONValue:
-    """Return *value* with sizeable parts replaced by refs; *store(digest, bytes)* saves them.
-
-    The result may share (read-only) parts with earlier results: see `_split_item`."""
+    """Return *value* with sizeable parts replaced by refs; *store(digest, bytes)* saves them."""
     if isinstance(value, list):
+        items = [split(item, store) for item in value]
         if len(value) >= CHAIN_MIN_ITEMS and all(isinstance(item, dict) for item in value):
-            return _chain([_split_item(item, store) for item in value], store)
-        return [split(item, store) for item in value]
+            return _chain(items, store)
+        return items
     if isinstance(value, dict):
         inner = {key: split(item, store) for key, item in value.items()}
         return _maybe_blob(inner, store, force=is_ref(value))
@@ -59,67 +58,13 @@ def _maybe_blob(value: JSONValue, store: Callable[[str, bytes], None], force: bo
     return {REF_KEY: ref}
 
 
-# A conversation re-sends its history on every call: the same message objects are split and
-# their chain nodes hashed again and again. Both are pure functions of content, so they are
-# memoised by content identity, the element's canonical bytes (never by object identity: a
-# program may mutate a message dict in place between calls). A hit re-offers the blobs the
-# element produced to *store*, which skips those its pack already holds, so the memo is shared
-# by every writer of the process. Bounded: cleared whole past MEMO_BYTES of keys, and elements
-# over MEMO_MAX_ITEM bytes are split each time.
-MEMO_BYTES = 16_000_000
-MEMO_MAX_ITEM = 256_000
-_Blobs = tuple[tuple[str, bytes], ...]
-_items: dict[bytes, tuple[JSONValue, _Blobs]] = {}
-_nodes: dict[tuple[str | None, bytes], tuple[str, bytes]] = {}
-_memo_bytes = [0]
-
-
-def _split_item(
-    item: JSONValue, store: Callable[[str, bytes], None]
-) -> tuple[JSONValue, bytes | None]:
-    """An element of a chained list, split (memoised), with its content key (None: too big)."""
-    key = canon(item)
-    if len(key) > MEMO_MAX_ITEM:
-        return split(item, store), None
-    hit = _items.get(key)
-    if hit is None:
-        made: list[tuple[str, bytes]] = []
-
-        def keep(ref: str, data: bytes) -> None:
-            made.append((ref, data))
-            store(ref, data)
-
-        hit = (split(item, keep), tuple(made))
-        _remember(_items, key, hit, len(key))
-    else:
-        for ref, data in hit[1]:
-            store(ref, data)
-    return hit[0], key
-
-
-def _chain(
-    items: list[tuple[JSONValue, bytes | None]], store: Callable[[str, bytes], None]
-) -> JSONValue:
+def _chain(items: list[JSONValue], store: Callable[[str, bytes], None]) -> JSONValue:
     previous: str | None = None
-    for item, key in items:
-        node = _nodes.get((previous, key)) if key is not None else None
-        if node is None:
-            data = canon({"$i": item, "$p": previous})
-            node = (sha256_ref(data), data)
-            if key is not None:
-                _remember(_nodes, (previous, key), node, len(key) // 4)
-        store(*node)
-        previous = node[0]
+    for item in items:
+        data = canon({"$i": item, "$p": previous})
+        previous = sha256_ref(data)
+        store(previous, data)
     return {CHAIN_KEY: previous}
-
-
-def _remember(memo: dict[Any, Any], key: Any, value: Any, size: int) -> None:
-    if _memo_bytes[0] + size > MEMO_BYTES:
-        _items.clear()
-        _nodes.clear()
-        _memo_bytes[0] = 0
-    memo[key] = value
-    _memo_bytes[0] += size
 
 
 class Joiner:

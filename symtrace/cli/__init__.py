@@ -115,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="let the replayed program connect to this host (a local database, say); "
         "repeatable. Every other connection fails the replay (SYM-R106)")
     rep.add_argument(
+        "--cwd", metavar="DIR",
+        help="run the program in DIR (default: the recorded working directory if it exists "
+        "here, else the current one)")
+    rep.add_argument(
         "--volatile-stdout", action="append", default=[], metavar="REGEX",
         help="leave stdout lines matching REGEX out of the outcome comparison; repeatable")
     rep.set_defaults(func=cmd_replay)

@@ -103,6 +103,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         set_env=dict(_pair(item) for item in args.set_env),
         allow_hosts=args.allow_host,
         volatile_stdout=args.volatile_stdout,
+        cwd=args.cwd,
     )
     if outcome.anchor_note:
         term.err(f"symtrace: {outcome.anchor_note}")

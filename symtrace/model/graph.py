@@ -13,12 +13,23 @@ Edges are derived from content, never guessed from timing:
   own request did not already contain is a produced part; every line and sentence of a later
   request's messages is a consumed one. A ReAct `Action:` / `Action Input:` in a reply's text
   is a produced tool call, like a structured `tool_calls` entry.
+* **one value, several producers**: two concurrent chats may ask the same tool the same thing
+  and get the same text back. A call that names its causes (below) links such a value to the
+  producer inside its causal context; a tool call links to the reply that asked for it by the
+  provider's call id alone; a quoted text found only inside a longer quoted text is that
+  text's content ("... for day" inside "... for day plan"), not a quote of its own.
 * **control** edge u → v when u is the previous event on v's lane (lane order), or when u is
-  the latest call of the lane that chose v's turn (a group chat manager selecting a speaker:
-  attribution `dispatched_by`).
+  the latest call of a lane that caused v's turn (attribution `dispatched_by`): a group chat
+  manager selecting a speaker, or an agent whose message or chat result triggered the turn.
+  Content cannot carry every cause: a tool-call message has no content (a framework quotes it
+  as "None"), a `last_msg` summary of it is empty, and a short reply quoted inside a longer
+  message is below MIN_QUOTED; yet the turn happens, and reads conversation state, because of
+  it. The adapter knows who sent what; the edge is derived here (cause_edges()).
 
-Because the derivation is a pure function of the records, a replayed run rebuilds the same
-parents for the same events, and a child bundle's live events get parents the same way.
+Because the derivation is a pure function of the records and their attribution (lane, and
+the cause lanes the adapter names, which are not stored: the parents are), a replayed run
+rebuilds the same parents for the same events, and a child bundle's live events get parents
+the same way.
 """
 
 from __future__ import annotations
@@ -189,6 +200,7 @@ def consumed(event_type: EventType, request: Any, meta: dict[str, Any]) -> list[
     return [fp for fp in out if fp]
 
 
+MAX_PRODUCERS = 4  # recent producers kept per value (to tell identical values apart)
 MIN_QUOTED = 16  # a produced text this long, quoted inside a later message, is a dependency
 MAX_QUOTED_PRODUCERS = 256  # bound the substring scan to the most recent producers
 
@@ -232,7 +244,8 @@ class GraphBuilder:
     """Derives parents incrementally while a run is recorded (thread-safe)."""
 
     def __init__(self) -> None:
-        self._producers: dict[str, str] = {}
+        self._producers: dict[str, tuple[str, ...]] = {}  # value -> recent producers, oldest first
+        self._lane_of: dict[str, str] = {}
         self._quoted = QuoteIndex()  # longer produced texts, oldest first
         self._quoted_by: list[str] = []  # the event that produced each of them
         self._lane_last: dict[str, str] = {}
@@ -242,12 +255,13 @@ class GraphBuilder:
 
     def parents_for(
         self, event_id: str, event_type: EventType, lane: str, request: Any, meta: dict[str, Any],
-        dispatched_by: str | None = None,
+        dispatched_by: Sequence[str] = (),
     ) -> tuple[Edge, ...]:
         """Parents of a new event, from producers completed so far; advances the lane.
 
-        A turn chosen by another lane's call (a manager's speaker selection, attribution
-        `dispatched_by`) also gets a control edge from that lane's latest event.
+        A turn caused by other lanes' calls (attribution `dispatched_by`: a manager's speaker
+        selection, the senders of the messages that triggered it) also gets a control edge from
+        each of those lanes' latest event (cause_edges()).
 
         A chat request quotes every earlier reply, so naive data edges grow quadratically.
         Edges already implied by a newer parent (the candidate is that parent's own parent)
@@ -255,16 +269,20 @@ class GraphBuilder:
         """
         with self._lock:
             candidates: set[str] = set()
-            for fp in consumed(event_type, request, meta):
-                source = self._producers.get(fp)
+            fps = consumed(event_type, request, meta)
+            if event_type is EventType.TOOL_CALL and fps and fps[0] in self._producers:
+                fps = fps[:1]  # the provider's call id names the asking reply exactly
+            for fp in fps:
+                source = self._producer(fp, lane, dispatched_by)
                 if source is not None and source != event_id:
                     candidates.add(source)
             if event_type is EventType.AGENT_ACTION and len(self._quoted):
                 # = `text in request_text(request)` for each of the latest producers, without
                 # rescanning the re-sent history on every call (symtrace.model.quotes)
                 lo = max(0, len(self._quoted) - MAX_QUOTED_PRODUCERS)
-                for index in self._quoted.quoted(request_parts(request), lo):
-                    candidates.add(self._quoted_by[index])
+                found = self._quoted.quoted(request_parts(request), lo)
+                candidates.update(self._quote_sources(found, request, lane, dispatched_by))
+                candidates.discard(event_id)
             edges: dict[str, EdgeKind] = {}
             for source in sorted(candidates, key=lambda c: -self._order.get(c, -1)):
                 if not any(source in self._parents.get(kept, ()) for kept in edges):
@@ -274,13 +292,61 @@ class GraphBuilder:
                 previous in self._parents.get(kept, ()) for kept in edges
             ):
                 edges[previous] = EdgeKind.CONTROL
-            chooser = self._lane_last.get(dispatched_by) if dispatched_by else None
-            if chooser is not None and chooser not in edges and chooser != event_id:
-                edges[chooser] = EdgeKind.CONTROL
+            edges.update(cause_edges(event_id, lane, dispatched_by, self._lane_last,
+                                     self._parents, edges))
             self._lane_last[lane] = event_id
             self._parents[event_id] = frozenset(edges)
             self._order.setdefault(event_id, len(self._order))
             return tuple(Edge(source, kind) for source, kind in sorted(edges.items()))
+
+    def _producer(self, fp: str, lane: str, causes: Sequence[str]) -> str | None:
+        """Which earlier event produced the value *fp* a new call on *lane* carries.
+
+        The latest producer, unless the value was produced more than once (two concurrent
+        chats asking the same tool the same thing) and the call names its causes: then the
+        latest producer within its causal context (its own lane, a cause lane, or a tool lane
+        under one of them), so an identical value from an unrelated actor draws no edge. A
+        quoted text produced more than once is resolved the same way.
+        """
+        producers = self._producers.get(fp)
+        if not producers:
+            return None
+        related = self._related(producers, lane, causes)
+        return related[-1] if related else producers[-1]
+
+    def _quote_sources(self, found: set[int], request: Any, lane: str, causes: Sequence[str]
+                       ) -> set[str]:
+        """The events whose quoted texts (indices *found*) a request contains.
+
+        Longest first: a text found only inside a longer quoted text ("... for day" inside
+        "... for day plan") is that text's content, not a quote of its own. A text produced by
+        several events is resolved by the call's causes (_related()).
+        """
+        by_text: dict[str, list[str]] = {}
+        for index in sorted(found):
+            by_text.setdefault(self._quoted.texts[index], []).append(self._quoted_by[index])
+        texts = sorted(by_text, key=lambda t: (-len(t), t))
+        nested = any(short in long for i, long in enumerate(texts) for short in texts[i + 1:])
+        rest = request_text(request) if nested else ""
+        out: set[str] = set()
+        for text in texts:
+            if nested:
+                if text not in rest:
+                    continue
+                rest = rest.replace(text, "\x00")
+            related = self._related(by_text[text], lane, causes)
+            out.update(related[-1:] if related else by_text[text])
+        return out
+
+    def _related(self, sources: Sequence[str], lane: str, causes: Sequence[str]) -> list[str]:
+        """The *sources* (several producers of one value) within a call's causal context, or
+        [] when there is no choice to make (one source, or a call that names no causes)."""
+        if len(sources) < 2 or not causes:
+            return []
+        context = (lane, *causes)
+        return [source for source in sources
+                if any(self._lane_of.get(source, "") == c
+                       or self._lane_of.get(source, "").startswith(c + "/") for c in context)]
 
     def completed(self, event: Event) -> None:
         with self._lock:
@@ -295,11 +361,35 @@ class GraphBuilder:
     def _register(self, event: Event) -> None:
         self._order.setdefault(event.id, len(self._order))
         self._parents.setdefault(event.id, frozenset(event.parent_ids))
+        self._lane_of[event.id] = event.lane
         for fp in produced(event):
-            self._producers[fp] = event.id
+            known = tuple(p for p in self._producers.get(fp, ()) if p != event.id)
+            self._producers[fp] = (*known[-(MAX_PRODUCERS - 1):], event.id)
         for text in quoted_texts(event):
             self._quoted.add(text)
             self._quoted_by.append(event.id)
+
+
+def cause_edges(
+    event_id: str, lane: str, causes: Iterable[str], lane_last: dict[str, str],
+    parents: dict[str, frozenset[str]], kept: dict[str, EdgeKind],
+) -> dict[str, EdgeKind]:
+    """Control edges from the latest event of each lane in *causes* (the lanes whose calls
+    caused this turn) to the new event *event_id* on *lane*.
+
+    The event's own lane is lane order already; a lane with no event yet adds nothing (an agent
+    that only relays messages, a user proxy before its first call). A source that is already a
+    parent, or a parent of a kept parent, adds no reachability and is left out, as for data edges.
+    """
+    out: dict[str, EdgeKind] = {}
+    for cause in sorted(set(causes) - {lane}):
+        source = lane_last.get(cause)
+        if source is None or source == event_id or source in kept or source in out:
+            continue
+        if any(source in parents.get(parent, ()) for parent in (*kept, *out)):
+            continue
+        out[source] = EdgeKind.CONTROL
+    return out
 
 
 def children_index(events: Iterable[Event]) -> dict[str, list[str]]:

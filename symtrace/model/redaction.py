@@ -180,16 +180,14 @@ class Redactor:
         remembered, so text seen before costs a hash lookup. A value of any other type than
         JSON data is passed to `_walk` as is (it replaces inside strings only)."""
         clean = self._clean
+        unseen: list[str] = []
         stack = [value]
         while stack:
             item = stack.pop()
             kind = type(item)
             if kind is str:
-                if item in clean:
-                    continue
-                if self._search(item) is not None:
-                    return True
-                self._remember_clean(item)
+                if item not in clean:
+                    unseen.append(item)
             elif kind is dict:
                 stack.extend(item.values())
                 stack.extend(item.keys())
@@ -197,6 +195,17 @@ class Redactor:
                 stack.extend(item)
             elif not (item is None or kind is bool or kind is int or kind is float):
                 return True
+        if not unseen:
+            return False
+        # One search over the new strings joined by '"', which every pattern treats like the
+        # end or start of a string (a match inside one string is still found; one spanning
+        # two is a false alarm, settled string by string below).
+        if len(unseen) == 1 or self._search('"'.join(unseen)) is not None:
+            for text in unseen:
+                if self._search(text) is not None:
+                    return True
+        for text in unseen:
+            self._remember_clean(text)
         return False
 
     def _remember_clean(self, text: str) -> None:

@@ -25,7 +25,13 @@ from symtrace.boundaries.egress import HostPort
 from symtrace.bundle.manifest import child_manifest
 from symtrace.bundle.reader import Bundle, load_bundle
 from symtrace.bundle.writer import BundleWriter
-from symtrace.errors import EXIT_DIVERGED, BundleExistsError, BundleWriteError, SymtraceError
+from symtrace.errors import (
+    EXIT_DIVERGED,
+    BundleExistsError,
+    BundleWriteError,
+    SymtraceError,
+    UsageError,
+)
 from symtrace.frameworks.registry import resolve as resolve_adapters
 from symtrace.model.divergence import DivergenceReport
 from symtrace.model.intervention import validate_placement
@@ -71,6 +77,7 @@ def replay_bundle(
     set_env: dict[str, str] | None = None,
     allow_hosts: Sequence[str] = (),
     volatile_stdout: Sequence[str] = (),
+    cwd: str | os.PathLike[str] | None = None,
 ) -> ReplayOutcome:
     """Restart the recorded program and replay it (strict, or selective with *anchor*).
 
@@ -79,7 +86,12 @@ def replay_bundle(
     suffix should use). No network connection leaves the replayed program except to
     *allow_hosts*. A strict replay that matched every call must also end as the recording
     did (exit code, final result, stdout modulo *volatile_stdout* lines), or it diverges.
+    The program runs in *cwd*; by default in the recorded working directory when it exists
+    on this machine, else in the current one (a bundle replayed from another checkout wants
+    *cwd*: a recorded directory that exists here may hold other files).
     """
+    if cwd is not None and not Path(cwd).is_dir():
+        raise UsageError(f"--cwd {cwd}: not a directory")
     allowed = [str(HostPort.parse(host)) for host in allow_hosts]  # bad input fails first
     volatile = compile_volatile(volatile_stdout)
     bundle = load_bundle(bundle_path)
@@ -97,9 +109,9 @@ def replay_bundle(
         raise SymtraceError(
             f"{bundle_path} was recorded in-process (no command); give the command after --"
         )
-    cwd = recorded_cmd.get("cwd") or os.getcwd()
-    if not Path(cwd).is_dir():
-        cwd = os.getcwd()
+    run_in = str(cwd) if cwd is not None else recorded_cmd.get("cwd") or os.getcwd()
+    if not Path(run_in).is_dir():
+        run_in = os.getcwd()
     names = adapters if adapters is not None else bundle.config.get("adapters", [])
     armed = resolve_adapters(list(names))
     secret_names = list(recorded_cmd.get("secret_env") or [])
@@ -125,7 +137,7 @@ def replay_bundle(
         child_bundle=str(staged.resolve()) if staged is not None else None,
     )
     try:
-        ended, hand_back = run_instrumented(argv, cwd, env, launch, quiet=quiet)
+        ended, hand_back = run_instrumented(argv, run_in, env, launch, quiet=quiet)
     except BaseException:
         if staged is not None:
             shutil.rmtree(staged, ignore_errors=True)

@@ -2,8 +2,9 @@
 
 Once the anchor's request (augmented with guidance) is sent live, the anchor and its causal
 descendants in G are no longer expected. A later call goes live when its lane already went
-live, its turn was chosen by a lane that went live (attribution `dispatched_by`: a manager's
-speaker selection), or its request carries a value a live event produced (by fingerprint,
+live, its turn was caused by a lane that went live (attribution `dispatched_by`: a manager's
+speaker selection, the sender of a message or chat result that triggered the turn, with or
+without content), or its request carries a value a live event produced (by fingerprint,
 a part of a reply, or quoted inside a larger message: see model/graph.py); any other call must
 still match the remaining records. Each live call keeps its reason (the child's lineage lists
 them as `live_reasons`).
@@ -48,9 +49,10 @@ class LiveFrontier:
         lane = call.attribution.lane
         if lane in self._lanes:
             return f"lane {lane} went live at {self._lanes[lane]}"
-        chooser = call.attribution.dispatched_by
-        if chooser is not None and chooser in self._lanes:
-            return f"its turn was chosen by lane {chooser}, live since {self._lanes[chooser]}"
+        for cause in call.attribution.dispatched_by:
+            if cause in self._lanes:
+                return (f"its turn was caused by lane {cause} (a speaker choice, or a message "
+                        f"or chat result it sent), live since {self._lanes[cause]}")
         for fp in consumed(call.event_type, call.request, call.meta):
             source = self._values.get(fp)
             if source is not None:

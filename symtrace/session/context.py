@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -22,9 +22,10 @@ from dataclasses import dataclass
 _agent: ContextVar[str | None] = ContextVar("symtrace_agent", default=None)
 _lane: ContextVar[str | None] = ContextVar("symtrace_lane", default=None)
 _reason: ContextVar[str | None] = ContextVar("symtrace_reason", default=None)
-# The lane whose latest call decided that this turn happens (a team manager that selected this
-# speaker): the turn is causally after that call even though its request does not quote it.
-_dispatched_by: ContextVar[str | None] = ContextVar("symtrace_dispatched_by", default=None)
+# The lanes whose latest calls decided that this turn happens (a team manager that selected this
+# speaker; the agents whose messages or chat results triggered it): the turn is causally after
+# those calls even when its request does not quote them (a tool-call message has no content).
+_dispatched_by: ContextVar[tuple[str, ...]] = ContextVar("symtrace_dispatched_by", default=())
 # The tool_call whose body is running: boundary calls inside it are part of its observation.
 _within_tool: ContextVar[str | None] = ContextVar("symtrace_within_tool", default=None)
 
@@ -37,7 +38,7 @@ class Attribution:
     agent: str | None
     lane: str
     reason: str | None
-    dispatched_by: str | None = None  # lane whose latest call chose this turn (see below)
+    dispatched_by: tuple[str, ...] = ()  # lanes whose latest calls caused this turn (see below)
 
     @property
     def strict(self) -> bool:
@@ -82,11 +83,16 @@ def reason(text: str) -> Iterator[None]:
 
 
 @contextmanager
-def dispatched_by(lane_name: str | None) -> Iterator[None]:
-    """The block is a turn that lane *lane_name*'s latest call chose (a group chat manager's
-    speaker selection): the graph gets a control edge from that call to the turn's calls, and
-    a selective replay in which that call went live runs the turn live."""
-    token = _dispatched_by.set(lane_name)
+def dispatched_by(lanes: str | Iterable[str] | None) -> Iterator[None]:
+    """The block is a turn that the latest calls of *lanes* caused: a group chat manager's
+    speaker selection, or the agents whose messages (with or without content) or chat results
+    triggered it. The graph gets a control edge from each such lane's latest call to the turn's
+    calls, and a selective replay in which one of those lanes went live runs the turn live."""
+    if lanes is None:
+        lanes = ()
+    elif isinstance(lanes, str):
+        lanes = (lanes,)
+    token = _dispatched_by.set(tuple(sorted(set(lanes))))
     try:
         yield
     finally:

@@ -79,9 +79,14 @@ def _task(program: Program, instance: int = 0) -> str:
     return f"Plan a day in {program.task_topic} (chat {instance})."
 
 
-def _two_agent_sync(program: Program, instance: int) -> list[Any]:
+def _two_agents(program: Program) -> tuple[UserProxyAgent, AssistantAgent]:
     user = _user(program)
-    assistant = _assistant(program, program.agents[0], user)
+    return user, _assistant(program, program.agents[0], user)
+
+
+def _two_agent_sync(program: Program, instance: int,
+                    agents: tuple[UserProxyAgent, AssistantAgent]) -> list[Any]:
+    user, assistant = agents
     return [user.initiate_chat(assistant, message=_task(program, instance),
                                max_turns=program.turns, summary_method="last_msg")]
 
@@ -96,8 +101,11 @@ async def _two_agent_async(program: Program, instance: int) -> list[Any]:
 def _groupchat(program: Program) -> list[Any]:
     user = _user(program)
     agents = [_assistant(program, spec, user) for spec in program.agents]
+    # random: no repeated speaker, so the first draw after the user's opening message is an
+    # assistant (otherwise a short chat may draw only the user proxy and ask no model at all)
     chat = GroupChat([user, *agents], messages=[], max_round=program.turns + 1,
-                     speaker_selection_method=program.option)
+                     speaker_selection_method=program.option,
+                     allow_repeat_speaker=program.option != "random")
     manager = GroupChatManager(chat, llm_config=_llm_config(program),
                                is_termination_msg=_terminates)
     return [user.initiate_chat(manager, message=_task(program), summary_method="last_msg")]
@@ -157,7 +165,10 @@ def run(program: Program) -> list[str]:
             results = [r for rs in asyncio.run(both()) for r in rs]
         else:
             with ThreadPoolExecutor(len(instances)) as pool:
-                results = [r for rs in pool.map(lambda i: _two_agent_sync(program, i),
+                # built here, in order: same-named agents are numbered (lanes planner,
+                # planner@2) in construction order, which threads would make a race
+                agents = [_two_agents(program) for _ in instances]
+                results = [r for rs in pool.map(lambda i: _two_agent_sync(program, i, agents[i]),
                                                 instances) for r in rs]
     elif topology == "groupchat":
         results = _groupchat(program)

@@ -40,7 +40,10 @@ from symtrace.model.events import Event
 
 Runner = Callable[[Program], list[str]]
 THREAD_JOIN_TIMEOUT = 60.0
-POOL_WORKERS = ("ThreadPoolExecutor", "asyncio_")
+# idle pool workers never end: ThreadPoolExecutor defaults, asyncio's, CrewAI's event-bus pool
+# (spawned lazily, one more whenever events burst while the others are busy: joining each for
+# THREAD_JOIN_TIMEOUT pushed a CrewAI async_tasks check past the 300 s test timeout under load)
+POOL_WORKERS = ("ThreadPoolExecutor", "asyncio_", "CrewAISyncHandler")
 SERVER_THREAD = "process_request_thread"  # the stub's per-connection handlers (keep-alive)
 Outcome = tuple[str, Any]
 

@@ -43,11 +43,9 @@ from gen_spec import TOPOLOGIES, Program, programs
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-# CI: the simplest program of each topology (Hypothesis tries it first) plus, for AgentChat,
-# one drawn one; a CrewAI kickoff costs seconds. Sized to a few minutes of CI. AG2's drawn
-# programs stay out of CI until the open nested-chat defect (docs/generated-programs.md,
-# "Open findings") is fixed: it fails only for some server answers, which would make CI flaky.
-CI_PROGRAMS_PER_TOPOLOGY = {"autogen_agentchat": 2, "ag2": 1, "crewai": 1}
+# CI: the simplest program of each topology (Hypothesis tries it first) plus, for AgentChat and
+# classic AG2, one drawn one; a CrewAI kickoff costs seconds. Sized to a few minutes of CI.
+CI_PROGRAMS_PER_TOPOLOGY = {"autogen_agentchat": 2, "ag2": 2, "crewai": 1}
 # read at import: the suite's root conftest clears SYMTRACE_* before every test runs
 ENV = {name: os.environ.get(name, "") for name in (
     "SYMTRACE_GEN_PROGRAMS", "SYMTRACE_GEN_REPLAYS", "SYMTRACE_GEN_RANDOM",

@@ -31,16 +31,10 @@ def _cwd(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # AG2's legacy disk cache would write ./.cache
 
 
-# chats_async is an open finding of issue 19 (docs/generated-programs.md, "Open findings"): a turn
-# triggered by a live message without content gets no data edge, so a selective replay can meet
-# SYM-R102 depending on the server's answers. Non-strict: it passes on some draws.
-OPEN_CHATS_ASYNC = pytest.mark.xfail(strict=False, reason="open issue-19 finding: AG2 turn "
-                                     "triggered by a content-less live message has no edge")
-
-
-@pytest.mark.parametrize("example", ["chat_sequence",
-                                     pytest.param("chats_async", marks=OPEN_CHATS_ASYNC),
-                                     "nested_chats"])
+# A turn triggered by a live message with no content (a tool-call reply, its empty summary) used
+# to have no edge from it, so these failed with SYM-R102 on some server answers (chats_async
+# most often); the deterministic reproducers are tests/adapters/ag2/test_causes.py.
+@pytest.mark.parametrize("example", ["chat_sequence", "chats_async", "nested_chats"])
 def test_summary_and_carryover_after_a_live_anchor_go_live(example, stochastic_stub) -> None:
     check = Check(gen_examples.runner("ag2", example), "ag2", stochastic_stub,
                   Path(tempfile.mkdtemp(prefix="symtrace-defect-")), strict_replays=1)

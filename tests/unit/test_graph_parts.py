@@ -84,7 +84,7 @@ def test_a_turn_chosen_by_a_manager_gets_a_control_edge_from_its_choice(tmp_path
     from symtrace.session.core import LLM, BoundaryCall
 
     chosen = BoundaryCall.make(LLM, chat_request("your turn"), {},
-                               Attribution("writer", "writer", None, dispatched_by="manager"))
+                               Attribution("writer", "writer", None, dispatched_by=("manager",)))
     events = record(tmp_path, [
         (llm_call(chat_request("who speaks?"), lane="manager"), chat_response("writer")),
         (chosen, chat_response("A draft.")),

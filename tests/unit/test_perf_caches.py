@@ -128,49 +128,7 @@ def test_redaction_memo_is_per_redactor_and_bounded(monkeypatch):
     assert len(plain._clean) <= 3
 
 
-# -- blob splitting: memoised by content, never by object identity -----------------------------
-def test_split_memo_follows_a_message_mutated_in_place(tmp_path):
-    from symtrace.bundle import blobs
-
-    system = {"role": "system", "content": "You are careful. " * 20}
-    user = {"role": "user", "content": "First question, asked at some length. " * 8}
-    reply = {"role": "assistant", "content": "ok"}
-    stored: dict[str, bytes] = {}
-
-    def store(ref, data):
-        stored[ref] = data
-
-    first = blobs.split({"messages": [system, user, reply]}, store)
-    user["content"] = "A different question entirely, also long. " * 8  # same dict object
-    second = blobs.split({"messages": [system, user, reply]}, store)
-    assert first != second
-    joined = blobs.join(second, lambda ref: orjson.loads(stored[ref]))
-    assert joined == {"messages": [system, user, reply]}
-    assert blobs.join(first, lambda ref: orjson.loads(stored[ref]))["messages"][1]["content"] \
-        .startswith("First question")
-
-
-def test_split_memo_reoffers_blobs_to_a_new_pack():
-    from symtrace.bundle import blobs
-
-    messages = [{"role": "user", "content": f"message {i} " + "x" * 200} for i in range(4)]
-    first: dict[str, bytes] = {}
-    blobs.split({"messages": messages}, first.__setitem__)
-    second: dict[str, bytes] = {}  # another writer, same content: every blob is offered again
-    value = blobs.split({"messages": messages}, second.__setitem__)
-    assert second == first
-    assert blobs.join(value, lambda ref: orjson.loads(second[ref])) == {"messages": messages}
-
-
-def test_split_memo_is_bounded(monkeypatch):
-    from symtrace.bundle import blobs
-
-    monkeypatch.setattr(blobs, "MEMO_BYTES", 2000)
-    for i in range(50):
-        blobs.split({"messages": [{"n": i, "t": "y" * 150}] * 3}, lambda ref, data: None)
-    assert blobs._memo_bytes[0] <= 2000
-
-
+# -- end to end: a message edited in place between calls ----------------------------------
 def test_recording_a_conversation_mutated_in_place_stores_each_state(tmp_path):
     """End to end through the openai SDK: the program edits a message dict between calls;
     each recorded request is what was sent, and its hash is its content's."""
@@ -282,3 +240,32 @@ def test_event_fast_paths_equal_the_dataclass_ones():
     a = Event.from_json(data, shared)
     b = Event.from_json(data, shared)
     assert a.parents[0] is b.parents[0]  # equal edges are one immutable object
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_redaction_batched_search_never_hides_a_string_with_a_match(seed):
+    """New strings are searched joined by '"' at once: that must find whatever one string
+    searched alone would (a fresh redactor per case, so nothing is remembered)."""
+    import random
+    import string
+
+    from symtrace.model.redaction import Redactor
+
+    pieces = ("sk-", "Bearer ", "AKIA", "ghp_", "xoxb-", "key=", "token=", "&sig=", "?api_key=",
+              "[REDACTED]", "-----BEGIN RSA PRIVATE KEY-----", "tok3n-value-1234", "\"", "=")
+    rng = random.Random(seed)
+    alphabet = string.ascii_letters + string.digits + " _-\"?&;=é"
+    for _ in range(1500):
+        strings = []
+        for _ in range(rng.randint(1, 5)):
+            parts = []
+            for _ in range(rng.randint(0, 4)):
+                parts.append("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))))
+                if rng.random() < 0.3:
+                    parts.append(rng.choice(pieces))
+                    parts.append("".join(rng.choice(string.ascii_uppercase + string.digits)
+                                         for _ in range(rng.randint(0, 30))))
+            strings.append("".join(parts))
+        redactor = Redactor((("MY_TOKEN", "tok3n-value-1234"),))
+        expected = any(redactor._search(text) is not None for text in strings)
+        assert Redactor((("MY_TOKEN", "tok3n-value-1234"),))._maybe({"m": strings}) == expected
