@@ -65,7 +65,7 @@ def test_a_sub_task_started_by_a_live_planner_reply_runs_live(
     reasons = child.lineage["live_reasons"]
     sub = [e for e in child.events if e.is_llm and e.lane == "planner/subtask"]
     assert sub and all(e.id in handle.session.live_ids for e in sub)
-    assert "chosen by lane planner" in reasons[sub[0].id]
+    assert "by lane planner" in reasons[sub[0].id]  # dispatched_by the planner's lane
     assert runs["tool_body"] == 1 and stub.served == len(
         [e for e in child.events if e.is_llm and e.id in handle.session.live_ids])
 
