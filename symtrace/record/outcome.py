@@ -12,8 +12,9 @@ from typing import Any
 
 from symtrace.bundle.writer import BundleWriter
 from symtrace.model.canonical import JSONValue, to_json_value
+from symtrace.model.dataflow import fingerprint, produced
 from symtrace.model.events import Edge, EdgeKind, Event, EventType, event_id
-from symtrace.model.graph import children_index, fingerprint, produced
+from symtrace.model.graph import children_index
 from symtrace.session.context import MAIN_LANE
 
 STDOUT_TAIL = 2000

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from symtrace.model.dataflow import consumed, produced, quoted_texts, request_text
 from symtrace.model.events import Event
-from symtrace.model.graph import consumed, produced, quoted_texts, request_text
 from symtrace.session.core import LLM, BoundaryCall
 
 

@@ -1,0 +1,267 @@
+"""What an event puts into a run and what a request takes from it: the values data edges are
+made of (graph.py links them).
+
+An LLM reply produces its message texts, its tool calls, every line and sentence it adds
+(frameworks pass on pieces of a reply: a ReAct `Final Answer:`, a summary quoting a sentence)
+and ReAct `Action:` calls written as text; a tool result produces its value. A later request
+consumes the same kinds of values from its messages. Values are compared by fingerprint
+(whitespace-normalised text digest), memoised by content because a conversation re-sends every
+earlier message on every call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+import orjson
+
+from symtrace.model.canonical import canonical_bytes
+from symtrace.model.events import Event, EventType
+from symtrace.model.llm_wire import chat_messages, reply_messages
+
+MIN_TEXT = 4  # shorter texts ("ok", "") are too common to mean a dependency
+
+
+# A conversation re-sends every earlier message on every call: the same texts are normalised
+# and fingerprinted again and again. Both are pure, so they are memoised by content, bounded
+# (entry count, and only texts up to MEMO_MAX_TEXT characters are kept).
+MEMO_ENTRIES = 4096
+MEMO_MAX_TEXT = 32_768
+_normalised: dict[str, str] = {}
+_text_fingerprints: dict[tuple[str, str], str | None] = {}
+_part_fingerprints: dict[str, list[str]] = {}
+_MISSING = object()
+
+
+def normalise(text: str) -> str:
+    """*text* with every run of whitespace collapsed to one space, trimmed."""
+    found = _normalised.get(text)
+    if found is None:
+        found = " ".join(text.split())
+        _remember(_normalised, text, found)
+    return found
+
+
+def fingerprint(kind: str, value: object) -> str | None:
+    if value is None:  # an absent value (null content, no call id) links nothing
+        return None
+    if isinstance(value, str):
+        key = (kind, value)
+        known = _text_fingerprints.get(key, _MISSING)
+        if known is not _MISSING:
+            return known  # str or None, as computed below
+        text = normalise(value)
+        found = (
+            None
+            if len(text) < MIN_TEXT
+            else kind + ":" + hashlib.sha256(text.encode()).hexdigest()[:32]
+        )
+        _remember(_text_fingerprints, key, found, value)
+        return found
+    return kind + ":" + hashlib.sha256(canonical_bytes(value)).hexdigest()[:32]
+
+
+def _remember(memo: dict[Any, Any], key: Any, value: Any, text: str | None = None) -> None:
+    if len(text if text is not None else key) > MEMO_MAX_TEXT:
+        return
+    if len(memo) >= MEMO_ENTRIES:
+        memo.clear()  # a new phase of the run: the old texts are rarely re-sent
+    memo[key] = value
+
+
+def produced(event: Event) -> list[str]:
+    """Fingerprints of the values *event* hands to later events."""
+    out: list[str | None] = []
+    texts: list[str] = []  # reply texts whose parts are values too
+    if event.type is EventType.AGENT_ACTION:
+        body = (event.response or {}).get("body") if isinstance(event.response, dict) else None
+        for message in reply_messages(body):
+            text = _text(message.get("content"))
+            out.append(fingerprint("text", text))
+            leaves = _json_leaves(message.get("content"))
+            out.extend(fingerprint("text", leaf) for leaf in leaves)
+            for call in message.get("tool_calls") or []:
+                out.append(fingerprint("id", call.get("id")))
+                out.append(_call_fp(call.get("function") or {}))
+            if text:
+                texts.append(text)
+                out.extend(_call_fp(action) for action in react_actions(text))
+            texts.extend(leaves)
+    elif event.type is EventType.TOOL_RESULT and isinstance(event.response, dict):
+        value = event.response.get("value")
+        out.append(fingerprint("text", value if isinstance(value, str) else _json_text(value)))
+        if isinstance(value, str):
+            texts.append(value)
+        error = event.response.get("error")
+        if isinstance(error, dict):
+            out.append(fingerprint("text", error.get("message")))
+    if texts:
+        echoed = set(_request_parts(event.request)) if event.is_llm else set()
+        out.extend(fp for text in texts for fp in part_fps(text) if fp not in echoed)
+    return [fp for fp in out if fp]
+
+
+MIN_PART = 16  # a shorter line or sentence ("Thank you.") is too common to mean a dependency
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+FINAL_ANSWER = "Final Answer:"
+_REACT_ACTION = re.compile(
+    r"^\s*Action\s*:\s*(?P<name>[^\n]+?)\s*\n\s*Action\s*Input\s*:\s*(?P<input>.*?)"
+    r"\s*(?=\n\s*(?:Observation|Thought|Action)\s*:|\Z)",
+    re.MULTILINE | re.DOTALL,
+)
+
+
+def part_fps(text: str) -> list[str]:
+    """Fingerprints of the pieces of *text* a framework may pass on alone: what follows a
+    ReAct `Final Answer:`, and every line and every sentence (memoised like fingerprint())."""
+    known = _part_fingerprints.get(text)
+    if known is None:
+        known = _part_fps(text)
+        _remember(_part_fingerprints, text, known)
+    return known
+
+
+def _part_fps(text: str) -> list[str]:
+    pieces = [text.split(FINAL_ANSWER, 1)[1]] if FINAL_ANSWER in text else []
+    for line in text.splitlines():
+        pieces.append(line)
+        pieces.extend(_SENTENCE_END.split(line))
+    out = []
+    for piece in pieces:
+        flat = normalise(piece)
+        if len(flat) >= MIN_PART:
+            out.append("part:" + hashlib.sha256(flat.encode()).hexdigest()[:32])
+    return out
+
+
+def react_actions(text: str) -> list[dict[str, Any]]:
+    """The `Action:` / `Action Input:` tool calls of a ReAct reply, as function dicts."""
+    actions = []
+    for match in _REACT_ACTION.finditer(text):
+        raw = match.group("input").strip().strip("`").strip()
+        actions.append({"name": match.group("name").strip(), "arguments": raw})
+    return actions
+
+
+def _request_parts(request: Any) -> list[str]:
+    """Part fingerprints of every message text of a chat request."""
+    if not isinstance(request, dict) or not isinstance(request.get("body"), dict):
+        return []
+    out: list[str] = []
+    for message in request["body"].get("messages") or []:
+        if isinstance(message, dict):
+            text = _text(message.get("content"))
+            if text:
+                out.extend(part_fps(text))
+    return out
+
+
+def consumed(event_type: EventType, request: Any, meta: dict[str, Any]) -> list[str]:
+    """Fingerprints of earlier values a request of this type carries."""
+    out: list[str | None] = []
+    if event_type is EventType.AGENT_ACTION and isinstance(request, dict):
+        for message in chat_messages(request):
+            out.append(fingerprint("text", _text(message.get("content"))))
+            for call in message.get("tool_calls") or []:
+                out.append(_call_fp(call.get("function") or {}))
+        out.extend(_request_parts(request))
+    elif event_type is EventType.TOOL_CALL:
+        out.append(fingerprint("id", meta.get("call_id")))
+        if isinstance(request, dict):
+            out.append(fingerprint("call", [request.get("tool"), request.get("arguments")]))
+    return [fp for fp in out if fp]
+
+
+MIN_QUOTED = 16  # a produced text this long, quoted inside a later message, is a dependency
+
+
+def quoted_texts(event: Event) -> list[str]:
+    """Longer texts *event* produced that a later prompt may quote inside a larger message."""
+    out = []
+    if event.type is EventType.AGENT_ACTION and isinstance(event.response, dict):
+        for message in reply_messages(event.response.get("body")):
+            content = message.get("content")
+            text = _text(content)
+            if text:
+                out.append(normalise(text))
+            out.extend(normalise(leaf) for leaf in _json_leaves(content))
+    elif event.type is EventType.TOOL_RESULT and isinstance(event.response, dict):
+        value = event.response.get("value")
+        if isinstance(value, str):
+            out.append(normalise(value))
+        error = event.response.get("error")  # frameworks show it wrapped ("Error: <message>")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            out.append(normalise(error["message"]))
+    return [text for text in out if len(text) >= MIN_QUOTED]
+
+
+def request_text(request: Any) -> str:
+    """All message text of a chat request, whitespace-normalised, for quote detection."""
+    return " ".join(request_parts(request))  # = the whole text normalised at once
+
+
+def request_parts(request: Any) -> list[str]:
+    """The non-empty whitespace-normalised message texts of a chat request (memoised)."""
+    parts = []
+    for message in chat_messages(request):
+        part = normalise(_text(message.get("content")) or "")
+        if part:
+            parts.append(part)
+    return parts
+
+
+def _call_fp(function: dict[str, Any]) -> str | None:
+    arguments = function.get("arguments")
+    if isinstance(arguments, str):
+        try:
+            arguments = orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            pass
+    return fingerprint("call", [function.get("name"), arguments])
+
+
+def _text(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return None
+
+
+MAX_JSON_LEAVES = 64
+
+
+def _json_leaves(content: Any) -> list[str]:
+    """String values inside a JSON object/array reply (a structured output, e.g. a ledger).
+
+    A framework may parse such a reply and hand one field on as a message of its own
+    (Magentic-One's progress ledger -> the next speaker's instruction): that is a dependency.
+    """
+    if not isinstance(content, str) or not content.lstrip().startswith(("{", "[")):
+        return []
+    try:
+        value = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return []
+    leaves: list[str] = []
+    stack = [value]
+    while stack and len(leaves) < MAX_JSON_LEAVES:
+        item = stack.pop()
+        if isinstance(item, str):
+            leaves.append(item)
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return leaves
+
+
+def _json_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        return canonical_bytes(value).decode()
+    except TypeError:
+        return None
