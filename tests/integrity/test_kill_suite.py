@@ -100,12 +100,20 @@ def test_program_killed_before_the_bootstrap(tmp_path, env):
     assert_incomplete_and_unreplayable(out, "killed", 0)
 
 
+def _interruptible() -> None:
+    # A shell without job control starts background commands with SIGINT ignored, and the
+    # ignore is inherited: the recorder and the program would then never see Ctrl-C, as
+    # under nohup. Give them the terminal's default whatever launched the test run.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _gated(tmp_path: Path, env: dict[str, str], at: int) -> tuple[subprocess.Popen[str], Path]:
     gate = tmp_path / "gate"
     proc = subprocess.Popen(
         symtrace_cmd("record", "-o", str(tmp_path / "b"), "--", "python", PROGRAM),
         env={**os.environ, **env, "KILL_AT": str(at), "KILL_GATE": str(gate)},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=_interruptible,
     )
     deadline = time.monotonic() + 60
     while not gate.exists():
