@@ -101,12 +101,8 @@ def drive_scope(original: Callable[..., Any]) -> Callable[..., Any]:
                 name, lane = agent_name(self), lane_of(self)
                 # a turn run from inside another agent's turn (its `as_tool` delegation, its
                 # sub-task) happens because that agent's model asked for it: a control edge
-                # from the asking lane's latest call, live when that call went live. A turn
-                # the program started names its own lane: its causal context, so a value that
-                # a concurrent, independent team also produced (both planners asking a tool
-                # the same thing) links to this agent's own producer, not the other team's
-                # (the graph adds no edge for a lane's own name; lane order covers it).
-                chooser = enclosing if enclosing not in (None, lane) else lane
+                # from the asking lane's latest call, live when that call went live
+                chooser = enclosing if enclosing != lane else None
                 token = _turn_lane.set(lane)
                 try:
                     with context.agent(name, lane=lane), context.dispatched_by(chooser):

@@ -14,7 +14,6 @@ smallest scripted program that shows it.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import functools
 from collections.abc import Callable
@@ -142,65 +141,3 @@ def test_sub_tasks_of_two_calls_in_one_message_are_named_by_call_position(
                  for e in load_bundle(bundle).events if e.is_llm and "subtask" in e.lane}
         assert lanes == {"planner/subtask": "Weather in Lisbon",
                          "planner/subtask#1": "Weather in Faro"}
-
-
-# two concurrent teams whose planners ask their tool the same thing (found by the generator:
-# `delegation`, two teams at once, both planners calling `slow_tool({"topic": "day"})`)
-TWIN_SCRIPT = {"rules": [
-    {"match": {"agent": "You are the planner", "tool_result_present": True},
-     "reply": {"content": "Porto it is."}},
-    {"match": {"agent": "You are the planner"},
-     "reply": {"tool_calls": [{"name": "lookup", "arguments": {"city": "Porto"}}]}},
-]}
-
-
-async def _twin_planners() -> list[str]:
-    from ag2 import Agent, tool
-    from ag2.config import OpenAIConfig
-
-    second_asked = asyncio.Event()
-
-    def team(index: int) -> Agent:
-        async def lookup(city: str) -> str:
-            if index == 0:  # team 0 reads its result only once team 1's planner has asked
-                await second_asked.wait()
-            else:
-                second_asked.set()
-            return f"{city}: 19 degrees"
-
-        return Agent("planner", "You are the planner.",
-                     config=OpenAIConfig(model="gpt-4o-mini", max_retries=0),
-                     tools=[tool(lookup, name="lookup", description="Weather of a city.")])
-
-    planners = [team(0), team(1)]
-    replies = await asyncio.gather(*(p.ask(f"Plan a day (request {i}).")
-                                     for i, p in enumerate(planners)))
-    return [reply.body for reply in replies]
-
-
-def test_an_identical_tool_call_of_a_concurrent_team_draws_no_edge(
-        stub_llm_factory: Callable[..., Any], monkeypatch: pytest.MonkeyPatch,
-        tmp_path: Path) -> None:
-    """Each planner's second request carries its own `lookup({"city": "Porto"})` call, which
-    the other team's planner also made. Before: the graph linked it to the latest producer,
-    the other team's reply, so a selective replay anchored there superseded this team's
-    second call; when its request carried nothing live, nothing served it (SYM-R102).
-    (Here the scripted live reply repeats the call, so the replay runs it live by value.)"""
-    _start(stub_llm_factory, monkeypatch, TWIN_SCRIPT)
-    with symtrace.record(tmp_path / "parent", adapters=["ag2v1"]):
-        recorded = asyncio.run(_twin_planners())
-    events = list(load_bundle(tmp_path / "parent").events)
-    lane_of = {e.id: e.lane for e in events}
-    team = {"planner": 0, "planner@2": 1}
-    for event in events:  # each team's events follow only its own team's
-        if event.lane != "main":
-            mine = team[event.lane.split("/")[0]]
-            assert {team[lane_of[p].split("/")[0]] for p in event.parent_ids} <= {mine}
-    # the planner whose first reply came second produced the call last: anchor there
-    anchor = [e for e in events if e.is_llm][1]
-
-    with symtrace.replay(tmp_path / "parent", anchor=anchor.id, guidance=GUIDANCE,
-                         out=tmp_path / "child", adapters=["ag2v1"]) as handle:
-        replayed = asyncio.run(_twin_planners())
-    assert replayed == recorded
-    assert replayed == recorded and handle.session.live_ids  # no divergence
