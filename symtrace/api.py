@@ -113,6 +113,7 @@ def record(
                 _discard(writer, path)
                 raise UnrecordedLLMRequest(egress.refused[0]) from exc
             _note_adapters_used(writer, names, adapters)
+            session.abandon_open()  # calls still in flight are part of the run: before the seal
             writer.manifest["config"]["network"] = network_manifest(
                 session.events, egress.to_json())
             complete_bundle(
@@ -204,6 +205,7 @@ def replay(
             raise
         except BaseException as exc:
             _close_or_abort(session, writer, cause=exc)
+            session.abandon_open()  # calls still in flight belong to the child before its seal
             _complete_child(
                 session,
                 writer,

@@ -146,6 +146,11 @@ class BundleWriter:
             raise BundleWriteError(f"cannot write bundle at {self.path}: {exc}") from exc
         return self
 
+    @property
+    def is_open(self) -> bool:
+        """Events can still be appended (not closed, sealed or aborted)."""
+        return bool(self._files)
+
     def close(self) -> None:
         """Stop writing without sealing (another process continues or seals)."""
         with self._lock:

@@ -180,6 +180,11 @@ class Session:
         Replay matches it and holds it for good, until its caller gives up on it again.
         """
         with self._lock:
+            if self.writer is not None and not self.writer.is_open:
+                # the bundle was already sealed or dropped (a divergence aborts the child
+                # bundle): there is nothing left to append these calls to
+                self._open.clear()
+                return
             for ticket in sorted(self._open.values(), key=lambda t: t.position):
                 call = ticket.call
                 self._emit(
@@ -342,10 +347,12 @@ def activate(session: Session) -> None:
 
 def deactivate(session: Session) -> None:
     global _active
-    session.abandon_open()  # both the in-process and the CLI paths end a session here
-    with _active_lock:
-        if _active is session:
-            _active = None
+    try:
+        session.abandon_open()  # both the in-process and the CLI paths end a session here
+    finally:  # a session that failed to end must still not stay active for the next one
+        with _active_lock:
+            if _active is session:
+                _active = None
 
 
 def run_boundary(call: BoundaryCall, invoke: Callable[[JSONValue], JSONValue]) -> JSONValue:

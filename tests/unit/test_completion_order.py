@@ -307,6 +307,38 @@ class TestAbandoned:
             assert replay(tmp_path / "b", program) == recorded
         assert stub.served == served
 
+    def test_a_selective_run_failing_with_a_call_in_flight_keeps_it_and_ends_the_session(
+        self, stub, tmp_path
+    ):
+        """The child is sealed while its live anchor call is still open: the call goes into
+        the child before the seal, and the session ends (the next one is not refused)."""
+        slowed(stub, {"check the figures": 0.8})  # the guidance: only the live call is slow
+
+        def program(fail: bool) -> None:
+            asking = threading.Thread(
+                target=lambda: httpx.post(f"{stub.url}/chat/completions", json=body("right")),
+                name="background",
+                daemon=True,
+            )
+            asking.start()
+            if fail:  # fails while the call is still waiting for its answer
+                time.sleep(0.2)
+                raise RuntimeError("the program failed")
+            asking.join()
+
+        record(tmp_path / "b", lambda: program(fail=False))
+        anchor = load_bundle(tmp_path / "b").events[0].id
+        with pytest.raises(RuntimeError), symtrace.replay(
+            tmp_path / "b", anchor=anchor, guidance="check the figures", out=tmp_path / "child",
+            adapters=[],
+        ):
+            program(fail=True)
+        child = load_bundle(tmp_path / "child")
+        assert child.manifest["outcome"]["status"] == "error"
+        (open_call,) = [e for e in child.events if e.meta.get("abandoned")]
+        assert open_call.response is None and "check the figures" in str(open_call.request)
+        record(tmp_path / "again", lambda: None)  # no session left active
+
     def test_waiting_for_a_result_that_never_came_is_unreachable(
         self, stub, tmp_path, monkeypatch
     ):
