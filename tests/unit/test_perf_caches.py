@@ -331,9 +331,14 @@ def test_memoised_split_equals_the_plain_definition():
             value = {"body": {"messages": [dict(m) for m in pool[start:start + 6]]}}
         else:
             value = _random_json(rng)
-        got, want = {}, {}
-        assert blobs.split(value, lambda r, d, known_clean=False: got.setdefault(r, d), memo) \
-            == _reference_split(value, lambda r, d: want.setdefault(r, d))
+        got: dict[str, bytes] = {}
+        want: dict[str, bytes] = {}
+
+        def keep(ref, data, known_clean=False, into=got):
+            into.setdefault(ref, data)
+
+        assert blobs.split(value, keep, memo) == _reference_split(
+            value, lambda ref, data, into=want: into.setdefault(ref, data))
         assert got == want
         if rng.random() < 0.2:
             pool[rng.randrange(len(pool))] = _random_message(rng)
