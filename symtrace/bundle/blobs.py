@@ -18,7 +18,7 @@ reference is never ambiguous.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from symtrace.bundle.seal import canon, sha256_ref
 from symtrace.model.canonical import JSONValue
@@ -34,22 +34,34 @@ def is_ref(value: object) -> bool:
     return isinstance(value, dict) and len(value) == 1 and next(iter(value)) in RESERVED
 
 
-def split(value: JSONValue, store: Callable[[str, bytes], None]) -> JSONValue:
-    """Return *value* with sizeable parts replaced by refs; *store(digest, bytes)* saves them."""
+class Store(Protocol):
+    """Where split() puts a blob: *ref*, its bytes, and whether the bytes are *known clean*
+    (a chain node framing a memoised element: its content was in a blob already written,
+    and so already passed the writer's redaction check; see SplitMemo)."""
+
+    def __call__(self, ref: str, data: bytes, known_clean: bool = False) -> None: ...
+
+
+def split(value: JSONValue, store: Store, memo: SplitMemo | None = None) -> JSONValue:
+    """Return *value* with sizeable parts replaced by refs; *store(digest, bytes)* saves them.
+
+    *memo* (one per writer) remembers how message-shaped objects were split, by content: a
+    conversation re-sends the same messages on every call. The result is the same with or
+    without it, byte for byte.
+    """
     if isinstance(value, list):
-        items = [split(item, store) for item in value]
         if len(value) >= CHAIN_MIN_ITEMS and all(isinstance(item, dict) for item in value):
-            return _chain(items, store)
-        return items
+            return _chain([_split_item(item, store, memo) for item in value], store)
+        return [split(item, store, memo) for item in value]
     if isinstance(value, dict):
-        inner = {key: split(item, store) for key, item in value.items()}
+        inner = {key: split(item, store, memo) for key, item in value.items()}
         return _maybe_blob(inner, store, force=is_ref(value))
     if isinstance(value, str) and len(value) >= BLOB_MIN_BYTES:
         return _maybe_blob(value, store, force=False)
     return value
 
 
-def _maybe_blob(value: JSONValue, store: Callable[[str, bytes], None], force: bool) -> JSONValue:
+def _maybe_blob(value: JSONValue, store: Store, force: bool) -> JSONValue:
     data = canon(value)
     if not force and len(data) < BLOB_MIN_BYTES:
         return value
@@ -58,13 +70,80 @@ def _maybe_blob(value: JSONValue, store: Callable[[str, bytes], None], force: bo
     return {REF_KEY: ref}
 
 
-def _chain(items: list[JSONValue], store: Callable[[str, bytes], None]) -> JSONValue:
-    previous: str | None = None
-    for item in items:
-        data = canon({"$i": item, "$p": previous})
-        previous = sha256_ref(data)
-        store(previous, data)
-    return {CHAIN_KEY: previous}
+def _split_item(item: dict[str, Any], store: Store, memo: SplitMemo | None) -> tuple[bytes, bool]:
+    """The canonical bytes of one list element, split (what its chain node holds), and
+    whether they are known clean (memoised: written before)."""
+    if memo is None:
+        return canon(split(item, store)), False
+    for value in item.values():
+        if type(value) is not str:
+            return canon(split(item, store, memo)), False
+    key = tuple(item.items())  # exact strings: equal keys are equal content, byte for byte
+    known = memo.get(key)
+    if known is None:
+        stored: list[tuple[str, bytes]] = []
+        data = canon(split(item, lambda ref, blob, known_clean=False: stored.append((ref, blob))))
+        memo.put(key, (data, tuple(stored)), len(data) + sum(len(blob) for _, blob in stored))
+        for ref, blob in stored:
+            store(ref, blob)
+        return data, False
+    for ref, blob in known[1]:
+        store(ref, blob)  # the writer skips refs already in its pack
+    return known[0], True
+
+
+def _chain(items: list[tuple[bytes, bool]], store: Store) -> JSONValue:
+    """A prefix chain over the elements' canonical bytes.
+
+    Each node is `canon({"$i": <element>, "$p": <previous ref or null>})`, assembled from the
+    element's bytes ("$i" sorts before "$p"; a ref needs no escaping): the element is not
+    serialised a second time. A node around a known-clean element is known clean: the rest
+    is symtrace's own framing and a ref."""
+    previous = b"null"
+    ref = None
+    for item, clean in items:
+        data = b'{"$i":' + item + b',"$p":' + previous + b"}"
+        ref = sha256_ref(data)
+        store(ref, data, clean)
+        previous = b'"' + ref.encode() + b'"'
+    return {CHAIN_KEY: ref}
+
+
+_MemoKey = tuple[tuple[str, str], ...]  # an object's items
+_Split = tuple[bytes, tuple[tuple[str, bytes], ...]]  # its split bytes, and the blobs it names
+
+
+class SplitMemo:
+    """How message-shaped objects (every value a string) were split, keyed by content.
+
+    An element found here was split for an earlier event of the same writer, so its bytes
+    were redaction-checked then: the writer clears the memo when an event is refused, so an
+    entry made for a refused event is never trusted. Bounded by entries and by bytes held;
+    cleared whole beyond either (a new phase of the run: old messages are rarely re-sent)."""
+
+    MAX_ENTRIES = 4096
+    MAX_BYTES = 16_000_000
+
+    def __init__(self) -> None:
+        self._known: dict[_MemoKey, _Split] = {}
+        self._bytes = 0
+
+    def get(self, key: _MemoKey) -> _Split | None:
+        return self._known.get(key)
+
+    def put(self, key: _MemoKey, value: _Split, size: int) -> None:
+        size += sum(len(k) + len(v) for k, v in key)
+        if size > self.MAX_BYTES // 16:
+            return  # a huge message: splitting it again is cheaper than holding it
+        if len(self._known) >= self.MAX_ENTRIES or self._bytes + size > self.MAX_BYTES:
+            self._known.clear()
+            self._bytes = 0
+        self._known[key] = value
+        self._bytes += size
+
+    def clear(self) -> None:
+        self._known.clear()
+        self._bytes = 0
 
 
 class Joiner:

@@ -11,7 +11,10 @@ killed) has no seal to check: it is read up to its last complete line and deep-c
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -160,7 +163,8 @@ def _load(root: Path, *, deep: bool) -> Bundle:
             warnings.append(f"{EVENTS}: dropped a partial last line left by an interrupted run")
     try:
         pack = PackReader(pack_data, verify=deep or not sealed)
-        events = _parse_events(events_data, pack, verify=deep or not sealed)
+        with _collector_paused():
+            events = _parse_events(events_data, pack, verify=deep or not sealed)
         _check_graph(events, complete=bool(manifest.get("complete")))
         if deep:
             pack.check_all()
@@ -206,6 +210,25 @@ def _seal_holds(manifest: dict[str, Any], files: dict[str, bytes | None]) -> boo
         return False
     actual = {name: sha256_ref(data) for name, data in files.items() if data is not None}
     return seal["files"] == actual and seal.get("root") == root_digest(manifest, actual)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while event lines are parsed.
+
+    Parsing a 50,000-event bundle allocates hundreds of thousands of dicts, lists and events
+    that all stay alive: each allocation threshold crossed starts a collection that walks the
+    ever larger young generations (a third of the load time, measured). Parsed JSON and events
+    form no reference cycles, so pausing collects nothing later that it would have collected
+    now. The collector's previous state is restored (a program that disabled it keeps it off).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _complete_lines(data: bytes) -> bytes:

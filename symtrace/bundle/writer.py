@@ -45,7 +45,12 @@ from symtrace.bundle.format import (
 from symtrace.bundle.pack import pack_line, scan
 from symtrace.bundle.reader import read_partial
 from symtrace.bundle.seal import canon, event_sums, root_digest, sha256_ref, trailer
-from symtrace.errors import BundleExistsError, BundleFormatError, BundleWriteError
+from symtrace.errors import (
+    BundleExistsError,
+    BundleFormatError,
+    BundleWriteError,
+    RedactionError,
+)
 from symtrace.model.canonical import pretty_bytes
 from symtrace.model.events import Event
 from symtrace.model.redaction import Redactor
@@ -92,6 +97,7 @@ class BundleWriter:
         self.events: list[Event] = []
         self._lock = threading.Lock()
         self._known_blobs: set[str] = set()
+        self._split_memo = blobs.SplitMemo()  # a conversation re-sends its messages
         self._dir = self.path
         self._files: dict[str, IO[bytes]] = {}
 
@@ -209,21 +215,29 @@ class BundleWriter:
     def write_event(self, event: Event) -> None:
         """Append one event (hashes already computed on the redacted content). O(1)."""
         pending: dict[str, bytes] = {}
+        unchecked: list[bytes] = []  # what the redaction check reads besides the event line
 
-        def store(ref: str, data: bytes) -> None:
-            if ref not in self._known_blobs:
+        def store(ref: str, data: bytes, known_clean: bool = False) -> None:
+            if ref not in self._known_blobs and ref not in pending:
                 pending[ref] = data
+                if not known_clean:
+                    unchecked.append(data)
 
         with self._lock:
             record = event.to_json()
-            record["request"] = blobs.split(record["request"], store)
-            record["response"] = blobs.split(record["response"], store)
+            record["request"] = blobs.split(record["request"], store, self._split_memo)
+            record["response"] = blobs.split(record["response"], store, self._split_memo)
             line = canon(record) + b"\n"
-            packed = b"".join(pack_line(ref, data) for ref, data in pending.items())
-            # Scan everything first: a refused event writes nothing at all.
-            self.redactor.check(line + packed, f"event {event.id}")
+            # Scan everything first: a refused event writes nothing at all. A chain node around
+            # a message split for an earlier event is not read again (blobs.SplitMemo).
+            try:
+                self.redactor.check(b"\n".join((line, *unchecked)), f"event {event.id}")
+            except RedactionError:
+                self._split_memo.clear()  # what this event split was never checked clean
+                raise
             if not self._files:
                 raise BundleWriteError(f"cannot append to {self.path}: the writer is closed")
+            packed = b"".join([pack_line(ref, data) for ref, data in pending.items()])
             try:
                 if packed:
                     self._append(PACK, packed)

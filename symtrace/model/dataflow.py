@@ -19,7 +19,12 @@ import orjson
 
 from symtrace.model.canonical import canonical_bytes
 from symtrace.model.events import Event, EventType
-from symtrace.model.llm_wire import chat_messages, reply_messages
+from symtrace.model.llm_wire import (
+    WireFormat,
+    chat_messages,
+    format_of_request,
+    reply_messages,
+)
 
 MIN_TEXT = 4  # shorter texts ("ok", "") are too common to mean a dependency
 
@@ -32,6 +37,7 @@ MEMO_MAX_TEXT = 32_768
 _normalised: dict[str, str] = {}
 _text_fingerprints: dict[tuple[str, str], str | None] = {}
 _part_fingerprints: dict[str, list[str]] = {}
+_message_fingerprints: dict[str, tuple[str | None, list[str]]] = {}
 _MISSING = object()
 
 
@@ -158,20 +164,40 @@ def _request_parts(request: Any) -> list[str]:
     return out
 
 
+def _message_fps(text: str) -> tuple[str | None, list[str]]:
+    """The text fingerprint and the part fingerprints of one message text (one memo lookup
+    for both: every call of a conversation asks for every re-sent message)."""
+    known = _message_fingerprints.get(text)
+    if known is None:
+        known = (fingerprint("text", text), part_fps(text))
+        _remember(_message_fingerprints, text, known)
+    return known
+
+
 def consumed(event_type: EventType, request: Any, meta: dict[str, Any]) -> list[str]:
-    """Fingerprints of earlier values a request of this type carries."""
+    """Fingerprints of earlier values a request of this type carries, each once, in order:
+    message texts and tool calls first, then the parts of the message texts."""
     out: list[str | None] = []
     if event_type is EventType.AGENT_ACTION and isinstance(request, dict):
+        # chat requests: the messages the parts are taken from are these very messages
+        chat = (format_of_request(request) or WireFormat.CHAT) is WireFormat.CHAT
+        parts: list[str] = []
         for message in chat_messages(request):
-            out.append(fingerprint("text", _text(message.get("content"))))
+            text = _text(message.get("content"))
+            if chat and text:
+                whole, pieces = _message_fps(text)
+                out.append(whole)
+                parts.extend(pieces)
+            else:
+                out.append(fingerprint("text", text))
             for call in message.get("tool_calls") or []:
                 out.append(_call_fp(call.get("function") or {}))
-        out.extend(_request_parts(request))
+        out.extend(parts if chat else _request_parts(request))
     elif event_type is EventType.TOOL_CALL:
         out.append(fingerprint("id", meta.get("call_id")))
         if isinstance(request, dict):
             out.append(fingerprint("call", [request.get("tool"), request.get("arguments")]))
-    return [fp for fp in out if fp]
+    return list(dict.fromkeys(fp for fp in out if fp))
 
 
 MIN_QUOTED = 16  # a produced text this long, quoted inside a later message, is a dependency

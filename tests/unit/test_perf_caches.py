@@ -269,3 +269,165 @@ def test_redaction_batched_search_never_hides_a_string_with_a_match(seed):
         redactor = Redactor((("MY_TOKEN", "tok3n-value-1234"),))
         expected = any(redactor._search(text) is not None for text in strings)
         assert Redactor((("MY_TOKEN", "tok3n-value-1234"),))._maybe({"m": strings}) == expected
+
+
+# -- blob splitting: the message memo and chain nodes built from bytes change no byte ----------
+def _reference_split(value, store):
+    """The plain definition of blobs.split (docs/bundle-format.md): bottom-up, every chain
+    node serialised whole."""
+    from symtrace.bundle import blobs
+    from symtrace.bundle.seal import canon, sha256_ref
+
+    def blob(inner, force):
+        data = canon(inner)
+        if not force and len(data) < blobs.BLOB_MIN_BYTES:
+            return inner
+        ref = sha256_ref(data)
+        store(ref, data)
+        return {blobs.REF_KEY: ref}
+
+    if isinstance(value, list):
+        items = [_reference_split(item, store) for item in value]
+        if len(value) >= blobs.CHAIN_MIN_ITEMS and all(isinstance(i, dict) for i in value):
+            previous = None
+            for item in items:
+                data = canon({"$i": item, "$p": previous})
+                previous = sha256_ref(data)
+                store(previous, data)
+            return {blobs.CHAIN_KEY: previous}
+        return items
+    if isinstance(value, dict):
+        return blob({k: _reference_split(v, store) for k, v in value.items()},
+                    force=blobs.is_ref(value))
+    if isinstance(value, str) and len(value) >= blobs.BLOB_MIN_BYTES:
+        return blob(value, force=False)
+    return value
+
+
+def _random_message(rng):
+    long_text = "".join(rng.choice("ab é\"\\\n😀") for _ in range(rng.choice([3, 60, 200])))
+    kind = rng.randrange(6)
+    if kind == 0:
+        return {"$blob": long_text}  # a user object that looks like a ref: always a blob
+    if kind == 1:
+        return {"role": "assistant", "content": None, "tool_calls": [{"id": long_text[:5]}]}
+    if kind == 2:
+        return {"content": long_text, "role": "user"}  # other key order, same content
+    return {"role": rng.choice(["user", "system"]), "content": long_text}
+
+
+def test_memoised_split_equals_the_plain_definition():
+    import random
+
+    from symtrace.bundle import blobs
+
+    rng = random.Random(7)
+    memo = blobs.SplitMemo()
+    pool = [_random_message(rng) for _ in range(12)]
+    for _ in range(400):
+        # a sliding window over a pool of re-sent messages, or a random JSON value
+        if rng.random() < 0.7:
+            start = rng.randrange(len(pool))
+            value = {"body": {"messages": [dict(m) for m in pool[start:start + 6]]}}
+        else:
+            value = _random_json(rng)
+        got: dict[str, bytes] = {}
+        want: dict[str, bytes] = {}
+
+        def keep(ref, data, known_clean=False, into=got):
+            into.setdefault(ref, data)
+
+        assert blobs.split(value, keep, memo) == _reference_split(
+            value, lambda ref, data, into=want: into.setdefault(ref, data))
+        assert got == want
+        if rng.random() < 0.2:
+            pool[rng.randrange(len(pool))] = _random_message(rng)
+
+
+def test_a_refused_event_leaves_nothing_trusted_for_the_next(tmp_path):
+    """Chain nodes around messages split for an earlier event are not read again by the last
+    redaction check: only messages of events that passed it may be trusted."""
+    from symtrace.bundle.writer import BundleWriter
+    from symtrace.errors import RedactionError
+    from symtrace.model.events import Event, EventType
+    from symtrace.model.redaction import Redactor
+
+    secret = "tok3n-value-123456"
+    writer = BundleWriter(tmp_path / "b", {"kind": "recording"},
+                          redactor=Redactor((("MY_TOKEN", secret),))).open()
+    clean = [{"role": "user", "content": f"clean message {i}"} for i in range(3)]
+    leaky = {"role": "user", "content": f"short {secret}"}  # inline in its chain node
+
+    def event(n, messages):
+        return Event(id=f"agent_action_{n:04d}", position=n, type=EventType.AGENT_ACTION,
+                     lane="main", request={"body": {"messages": messages}}).with_hashes()
+
+    writer.write_event(event(0, clean))
+    for n in (1, 2):  # the second time, the leaky message is a memo hit: still refused
+        with pytest.raises(RedactionError):
+            writer.write_event(event(n, [*clean, leaky]))
+    writer.write_event(event(1, [*clean, {"role": "user", "content": "fine"}]))
+    data = b"".join(p.read_bytes() for p in (tmp_path / "b").iterdir())
+    assert secret.encode() not in data
+    writer.close()
+
+
+# -- graph fingerprints: one memo lookup per message, each value once ---------------------------
+def _reference_consumed(request):
+    from symtrace.model import dataflow
+    from symtrace.model.llm_wire import chat_messages
+
+    out = []
+    for message in chat_messages(request):
+        out.append(dataflow.fingerprint("text", dataflow._text(message.get("content"))))
+        for call in message.get("tool_calls") or []:
+            out.append(dataflow._call_fp(call.get("function") or {}))
+    out.extend(dataflow._request_parts(request))
+    return [fp for fp in out if fp]
+
+
+def test_consumed_equals_the_plain_definition_without_repeats():
+    import random
+
+    from symtrace.model import dataflow
+    from symtrace.model.events import EventType
+
+    rng = random.Random(3)
+    sentences = ["The figures moved again this quarter.", "Ask the planner first!",
+                 "Short.", "Final Answer: the total is forty-two units overall."]
+    for _ in range(300):
+        messages = []
+        for _ in range(rng.randint(0, 6)):
+            text = "\n".join(" ".join(rng.choice(sentences) for _ in range(rng.randint(1, 3)))
+                             for _ in range(rng.randint(1, 3)))
+            content = rng.choice([text, None, "", [{"type": "text", "text": text}]])
+            message = {"role": rng.choice(["user", "assistant", "tool"]), "content": content}
+            if rng.random() < 0.2:
+                message["tool_calls"] = [{"id": "c", "function": {"name": "f",
+                                                                 "arguments": '{"a": 1}'}}]
+            messages.append(message)
+        path = rng.choice(["/v1/chat/completions", "/v1/messages", "/v1/responses"])
+        body = {"messages": messages} if path != "/v1/responses" else {
+            "input": [{"type": "message", "role": "user", "content": m["content"]}
+                      for m in messages if isinstance(m["content"], str)]}
+        request = {"method": "POST", "path": path, "query": "", "body": body}
+        want = list(dict.fromkeys(_reference_consumed(request)))
+        assert dataflow.consumed(EventType.AGENT_ACTION, request, {}) == want
+
+
+# -- loading pauses the cyclic collector and gives it back as it was ---------------------------
+@pytest.mark.parametrize("enabled", [True, False])
+def test_loading_restores_the_collector_state(tmp_path, enabled):
+    import gc
+
+    import symtrace
+
+    with symtrace.record(tmp_path / "b"):
+        symtrace.final_result("done")
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        assert len(symtrace.load_bundle(tmp_path / "b").events) == 1
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
