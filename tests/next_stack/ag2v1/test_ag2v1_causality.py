@@ -121,11 +121,7 @@ def test_sub_tasks_of_two_calls_in_one_message_are_named_by_call_position(
     (`max_concurrency=1`): which sub-task is built first is the race for the slot. Before:
     lanes were numbered in build order, so the child of a selective replay gave the other
     task the first lane and its strict replay diverged (SYM-R101). Now each lane is the call
-    that asked for it, whichever won the slot.
-
-    (Replaying such a run is still open: when the replay's race for the slot goes the other
-    way, the sub-task holding the slot waits for the one that finished first in the recording,
-    which waits for the slot: the replay stops with SYM-R105, docs/generated-programs.md.)"""
+    that asked for it (and the slot goes to call #0 first: the next test)."""
     from ag2 import TaskConfig
 
     both = {"match": {"agent": "You are the planner", "tool_result_present": False},
@@ -234,3 +230,59 @@ def test_an_identical_tool_call_of_a_concurrent_team_draws_no_edge(
     with symtrace.replay(tmp_path / "child", adapters=["ag2v1"]):
         assert asyncio.run(_twin_planners(bodies)) == recorded
     assert stub.served == served and bodies == [0, 0]
+
+
+BOTH_SUBTASK_CALLS = {"match": {"agent": "You are the planner", "tool_result_present": False},
+                      "reply": {"tool_calls": [
+                          {"name": "run_subtasks", "arguments": {"tasks": ["Weather in Lisbon"]}},
+                          {"name": "run_subtask", "arguments": {"task": "Weather in Faro"}}]}}
+
+
+def _slowed(tool_name: str) -> Callable[..., Any]:
+    """A planner middleware that holds *tool_name*'s calls back on their way to the tool (and
+    so to the sub-task slot): the scheduling of one run, made explicit."""
+    import asyncio
+
+    from ag2.middleware import BaseMiddleware
+
+    class Slowed(BaseMiddleware):
+        async def on_tool_execution(self, call_next: Any, event: Any, context: Any) -> Any:
+            if event.name == tool_name:
+                await asyncio.sleep(0.3)
+            return await call_next(event, context)
+
+    return Slowed
+
+
+@pytest.mark.timeout(120)
+def test_one_sub_task_slot_goes_to_the_calls_in_call_order_whatever_the_scheduling(
+        runner: Runner, scripts: dict[str, Any], stub_llm_factory: Callable[..., Any],
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`run_subtasks` (call #0) and `run_subtask` (call #1) in one message, one slot. The
+    recording's scheduling holds call #0 back, the replay's holds call #1 back. Before: the
+    slot went to whichever call reached it first, so call #1's sub-task ran first in the
+    recording and call #0's in the replay, whose held results then waited for each other
+    until the replay stopped with SYM-R105 (here after 3 s). Now call #0's sub-task asks for
+    the slot first in both runs."""
+    from ag2 import Agent, TaskConfig
+
+    monkeypatch.setenv("SYMTRACE_ORDER_TIMEOUT", "3")  # a stalled replay fails fast
+    stub = _start(stub_llm_factory, monkeypatch,
+                  _script(scripts, "subtasks", BOTH_SUBTASK_CALLS))
+    one_slot = functools.partial(TaskConfig, max_concurrency=1)
+
+    def slowed(tool_name: str) -> Callable[..., Any]:
+        return functools.partial(Agent, middleware=[_slowed(tool_name)])
+
+    recorded = runner.record(tmp_path / "b", "subtasks", TaskConfig=one_slot,
+                             Agent=slowed("run_subtasks"))
+    order = [e.lane for e in load_bundle(tmp_path / "b").events
+             if e.is_llm and "subtask" in e.lane]
+    assert order[0] == "planner/subtask"  # call #0's, although call #1 reached the slot first
+    assert sorted(set(order)) == ["planner/subtask", "planner/subtask#1"]
+    served = stub.served
+    for held_back in ("run_subtask", "run_subtasks"):
+        replayed = runner.replay(tmp_path / "b", "subtasks", TaskConfig=one_slot,
+                                 Agent=slowed(held_back))
+        assert replayed.stdout == recorded.stdout and replayed.tool_body_runs == 0
+    assert stub.served == served
