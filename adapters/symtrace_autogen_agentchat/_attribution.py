@@ -152,19 +152,71 @@ def agent_turn(request_event: type) -> Callable[[Wrapper], Wrapper]:
 # runtime id of a manager that calls the model -> its lane: the participants it asks to speak
 # take their turn because of its latest call (a speaker selection, a progress ledger)
 _CHOOSERS: dict[str, str] = {}
+# runtime id of a participant's container -> the lane of the agent it runs (set at its turns):
+# the messages that container publishes to its team were written on that lane. Ids carry the
+# team's uuid, so two teams' same-named agents never share an entry.
+_SPEAKERS: dict[str, str] = {}
+# on a container: the lanes whose messages it buffered since its last turn (what the turn reads)
+_HEARD = "_symtrace_heard"
+
+
+def _heard(container: Any) -> set[str]:
+    heard: set[str] | None = container.__dict__.get(_HEARD)
+    if heard is None:
+        heard = container.__dict__[_HEARD] = set()
+    return heard
 
 
 def participant_turn(original: Wrapper) -> Wrapper:
-    """Hook for `ChatAgentContainer.handle_request`: any participant's turn in a team, chosen
-    by the manager that sent the request (its lane, when that manager calls the model)."""
+    """Hook for `ChatAgentContainer.handle_request`: any participant's turn in a team.
+
+    The turn is caused by the manager that sent the request (its lane, when that manager calls
+    the model) and by the team members whose messages the container buffered since its last
+    turn: the agent reads exactly those. Naming them matters beyond the control edge: two teams
+    whose agents get the same text back (both planners asked one tool the same thing) must not
+    have one team's request linked to the other team's copy of that text (model/graph.py picks
+    the producer inside the call's causes), or a selective replay anchored in one team drops a
+    record of the other that nothing sends live (SYM-R102; tests/generated/
+    test_defects_agentchat.py)."""
 
     @functools.wraps(original)
     async def handle_request(self: Any, message: Any, ctx: Any) -> Any:
         chooser = _CHOOSERS.get(str(getattr(ctx, "sender", None)))
-        with attributed(self._agent), context.dispatched_by(chooser):
-            return await original(self, message, ctx)
+        heard = _heard(self)
+        causes = heard | {chooser} if chooser else set(heard)
+        with attributed(self._agent), context.dispatched_by(causes):
+            _SPEAKERS[str(self.id)] = context.current().lane
+            result = await original(self, message, ctx)
+        heard.clear()  # the container cleared its buffer: the next turn reads only new messages
+        return result
 
     return handle_request
+
+
+def heard_from(original: Wrapper) -> Wrapper:
+    """Hook for `ChatAgentContainer.handle_agent_response` / `handle_team_response`: a message
+    of another participant (or of an orchestrator that speaks to the team) was buffered."""
+
+    @functools.wraps(original)
+    async def handler(self: Any, message: Any, ctx: Any) -> Any:
+        sender = str(getattr(ctx, "sender", None))
+        lane = _SPEAKERS.get(sender) or _CHOOSERS.get(sender)
+        if lane is not None:
+            _heard(self).add(lane)
+        return await original(self, message, ctx)
+
+    return handler
+
+
+def buffer_reset(original: Wrapper) -> Wrapper:
+    """Hook for `ChatAgentContainer.handle_reset`: the buffer is emptied, and so are its causes."""
+
+    @functools.wraps(original)
+    async def handle_reset(self: Any, message: Any, ctx: Any) -> Any:
+        _heard(self).clear()
+        return await original(self, message, ctx)
+
+    return handle_reset
 
 
 def manager_call(reason: str) -> Callable[[Wrapper], Wrapper]:

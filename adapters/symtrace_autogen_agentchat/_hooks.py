@@ -48,7 +48,17 @@ def hook_table() -> Sequence[Hook]:
              "a standalone agent run_stream (any agent class): attribution, final result"),
         Hook(TEAMS + "_chat_agent_container:ChatAgentContainer.handle_request",
              attribution.participant_turn,
-             "any participant's turn in a team, custom agent classes included"),
+             "any participant's turn in a team, custom agent classes included; caused by "
+             "the members whose messages it buffered since its last turn"),
+        Hook(TEAMS + "_chat_agent_container:ChatAgentContainer.handle_agent_response",
+             attribution.heard_from,
+             "a participant buffering another member's message: that member's lane causes "
+             "its next turn"),
+        Hook(TEAMS + "_chat_agent_container:ChatAgentContainer.handle_team_response",
+             attribution.heard_from,
+             "a participant buffering a nested team's result: its lane causes the next turn"),
+        Hook(TEAMS + "_chat_agent_container:ChatAgentContainer.handle_reset",
+             attribution.buffer_reset, "a team reset empties the buffer and its causes"),
         # -- why: calls a team manager makes itself ------------------------------------------
         Hook(TEAMS + "_selector_group_chat:SelectorGroupChatManager.select_speaker",
              attribution.manager_call("speaker_selection"),

@@ -1,4 +1,5 @@
-"""Issue 19, AgentChat: fan-out order without timing; Magentic-One anchored at its ledgers.
+"""Issue 19, AgentChat: fan-out order without timing; Magentic-One anchored at its ledgers;
+two teams whose tools return the same text.
 
 * GraphFlow fan-out: the reviewers' results must reach the editor in the recorded completion
   order however the scheduler interleaves the tasks. The chaos wrapper injects random
@@ -7,6 +8,12 @@
   overtake it.
 * Magentic-One: a selective replay anchored at any orchestrator request (facts, plan,
   progress ledger, final answer) goes live there and writes a child that replays.
+* Two teams of one shape (the generated `round_robin` programs drawn `concurrent`): both
+  planners got the identical tool text back, and team A's researcher's request was linked to
+  team B's copy when B's finished last. A selective replay anchored at team B's planner then
+  dropped team A's researcher record (a descendant of the anchor) while nothing sent that call
+  live: SYM-R102 inside the AgentChat runtime (the CI failure of the round_robin check, where
+  autogen_core printed "task_done() called too many times" as the other team was cancelled).
 """
 
 from __future__ import annotations
@@ -25,11 +32,13 @@ needs("autogen_agentchat")
 needs("autogen_ext.models.openai")
 
 import gen_examples  # noqa: E402
+import gen_twin_teams  # noqa: E402
 from gen_check import Check  # noqa: E402
 from gen_react import LedgerAware  # noqa: E402
 
 import symtrace  # noqa: E402
 from symtrace.bundle import load_bundle  # noqa: E402
+from symtrace.model.events import EdgeKind  # noqa: E402
 
 pytestmark = [
     pytest.mark.framework("autogen_agentchat"),
@@ -128,3 +137,53 @@ def test_magentic_one_ledger_anchor_through_the_cli(ledger_stub, tmp_path) -> No
     again = cli("replay", str(tmp_path / "c"), "--quiet", "--", sys.executable, str(example))
     assert again.returncode == 0, again.stderr[-2000:]
     assert ledger_stub.served == served
+
+
+@pytest.fixture
+def same_lookup_stub(monkeypatch):
+    from symtrace.stub import StubLLM
+
+    with StubLLM(responder=gen_twin_teams.SameLookup()) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        yield stub
+
+
+def _record_twin_teams(tmp_path: Path) -> tuple[list[str], list]:
+    with symtrace.record(tmp_path / "b", adapters=["autogen_agentchat"]):
+        recorded = gen_twin_teams.run()
+    return recorded, load_bundle(tmp_path / "b").events
+
+
+def test_same_tool_text_in_two_teams_links_within_each_team(same_lookup_stub, tmp_path) -> None:
+    _, events = _record_twin_teams(tmp_path)
+    lane = {e.id: e.lane for e in events}
+    results = [e for e in events if e.type.value == "tool_result"]
+    assert [lane[r.id] for r in results] == ["planner/tool#0", "planner@2/tool#0"]
+    assert results[0].response == results[1].response  # one value, a producer in each team
+    researcher = next(e for e in events if e.is_llm and e.lane == "researcher")
+    parents = {p.source: p.kind for p in researcher.parents}
+    # it read team A's lookup (through team A's planner, whose turn caused its own)
+    assert parents.get(results[0].id) is EdgeKind.DATA
+    assert not [s for s in parents if "@2" in lane[s]], f"linked across teams: {parents}"
+
+
+def test_selective_replay_in_one_team_serves_the_other(same_lookup_stub, tmp_path) -> None:
+    """Anchored at team B's planner, whose live answer no longer looks anything up: team A
+    replays from the bundle (it never read team B), team B runs live; the child replays."""
+    recorded, events = _record_twin_teams(tmp_path)
+    anchor = next(e for e in events if e.is_llm and e.lane == "planner@2")
+    served = same_lookup_stub.served
+    with symtrace.replay(tmp_path / "b", anchor=anchor.id, guidance=gen_twin_teams.GUIDANCE,
+                         out=tmp_path / "child") as handle:
+        got = gen_twin_teams.run()
+    live = same_lookup_stub.requests[served:]
+    assert gen_twin_teams.GUIDANCE in str(live[0]["messages"])
+    assert len(live) == 2  # team B's planner (now without a lookup) and team B's researcher
+    assert handle.session.served_count == 3  # team A: planner, its lookup, the researcher
+    assert got[:4] == recorded[:4] and got[-1] == recorded[-1]  # team A as recorded
+    assert got != recorded
+    served = same_lookup_stub.served
+    with symtrace.replay(tmp_path / "child"):
+        assert gen_twin_teams.run() == got
+    assert same_lookup_stub.served == served

@@ -1,0 +1,90 @@
+"""Two AgentChat round-robin teams of the same shape whose planners get the same text back.
+
+The shape the generated `round_robin` programs with `concurrent` draw (two instances of one
+team at once), made deterministic: both planners ask `lookup("Porto")` and get the identical
+"lookup found 7 facts about Porto", so one value has two producers, one in each team. The
+teams run interleaved in a fixed order instead of concurrently (team A's planner, then all of
+team B, then team A's researcher), so the producer that completed last before team A's
+researcher reads the value is always team B's: the case that, drawn concurrently, depends on
+which team's tool finished last.
+
+`SameLookup` is the stub's policy: a planner without a tool result asks `lookup("Porto")`
+unless its request carries guidance; everything else answers a short text.
+
+    OPENAI_BASE_URL=... OPENAI_API_KEY=x python tests/generated/gen_twin_teams.py [--perturb]
+
+`--perturb` changes team B's researcher prompt (TWIN_TEAMS_PERTURB=1 does too, in-process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import warnings
+from typing import Any
+
+import orjson
+
+from symtrace.stub import Reply, ToolCall
+
+warnings.filterwarnings("ignore", message="Pydantic serializer warnings")
+MODEL = "gpt-4o-mini-2024-07-18"
+TASK = "Plan a day in Porto."
+GUIDANCE = "GUIDANCE: plan without looking anything up."
+PERTURB_ENV = "TWIN_TEAMS_PERTURB"
+
+
+class SameLookup:
+    """Deterministic replies: planners look Porto up (same text in both teams)."""
+
+    mode = "policy"
+
+    def respond(self, body: dict[str, Any], call_index: int) -> Reply:
+        text = orjson.dumps(body.get("messages", [])).decode()
+        if body.get("tools") and "GUIDANCE" not in text and '"role":"tool"' not in text:
+            return Reply(tool_calls=(ToolCall("lookup", '{"topic": "Porto"}'),))
+        return Reply(content=f"Answer {call_index}: the plan holds.")
+
+
+def lookup(topic: str) -> str:
+    """Look up facts about a topic."""
+    return f"lookup found 7 facts about {topic}"
+
+
+async def _run(perturb: bool) -> list[str]:
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_agentchat.teams import RoundRobinGroupChat
+    from autogen_core.tools import FunctionTool
+    from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+    client = OpenAIChatCompletionClient(model=MODEL, max_retries=0,
+                                        base_url=os.environ["OPENAI_BASE_URL"])
+
+    def team(name: str, changed: bool = False) -> RoundRobinGroupChat:
+        planner = AssistantAgent(
+            "planner", model_client=client, system_message=f"You plan for team {name}.",
+            tools=[FunctionTool(lookup, description="Look up facts.")])
+        researcher = AssistantAgent(
+            "researcher", model_client=client,
+            system_message="You research." + (" Be brief." if changed else ""))
+        return RoundRobinGroupChat([planner, researcher], max_turns=1)
+
+    first, second = team("A"), team("B", changed=perturb)
+    lines = []
+    # team A's planner looks up; team B runs (its planner looks up the same); team A goes on:
+    # its researcher reads team A's lookup, whose text team B's lookup produced last
+    for step in (first.run(task=TASK), second.run(task=TASK), second.run(), first.run()):
+        result = await step
+        lines += [f"{m.source} {type(m).__name__}: {m.to_text()}" for m in result.messages]
+    await client.close()
+    return lines
+
+
+def run() -> list[str]:
+    return asyncio.run(_run(perturb=os.environ.get(PERTURB_ENV) == "1"))
+
+
+if __name__ == "__main__":
+    perturbed = "--perturb" in sys.argv[1:]
+    print("\n".join(asyncio.run(_run(perturb=perturbed))))
