@@ -9,6 +9,7 @@ below:
 * tool boundaries at `FunctionTool.__call__`, failures with the text AG2 showed the model,
   delegations to other agents left to those agents (_tools.py, _codec.py);
 * the final result: the reply of the outermost turn;
+* sub-task slots of a bounded `TaskConfig` taken in call order, not by a race (_slots.py);
 * Network ids (agents, channels, envelopes) seeded, so the Network tools that run on replay
   show the model the same ids (_ids.py).
 
@@ -17,10 +18,11 @@ Importing this package does not import AG2; the hooks resolve when the adapter i
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from symtrace.frameworks.contract import Hook, PatchingAdapter, seeded_uuid4
-from symtrace_ag2v1 import _attribution, _ids, _tools
+from symtrace_ag2v1 import _attribution, _ids, _slots, _tools
 
 AGENT = "ag2.agent:Agent"
 
@@ -30,6 +32,10 @@ HOOKS: tuple[Hook, ...] = (
     Hook(f"{AGENT}._drive_scope", _attribution.drive_scope,
          "every turn (ask, run, reply.ask, hub and sub-task turns): agent and lane of its "
          "LLM calls; the outermost turn's reply is the final result"),
+    Hook(f"{AGENT}._spawn_subtask",
+         functools.partial(_slots.spawn_subtask, call_of=_attribution.spawn_call),
+         "a bounded TaskConfig's sub-task slots asked for in the order of the calls that "
+         "spawn them (AG2 leaves it to a race; replay must not lose it the other way)"),
     Hook("ag2.agent:uuid4", seeded_uuid4,
          "sub-task agents' names (subtask-<uuid4 hex>) drawn from the s0-seeded random"),
     *(Hook(f"{module}:make_id", _ids.seeded_make_id,

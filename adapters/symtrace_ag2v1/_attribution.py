@@ -63,6 +63,11 @@ def lane_of(agent: Any) -> str:
     return instance_lane(agent, _base_name(agent))
 
 
+def spawn_call() -> int | None:
+    """The position of the delegating tool call running in this context (None: none)."""
+    return _spawn_call.get()
+
+
 @contextmanager
 def spawning(call: int | None) -> Iterator[None]:
     """The block runs the delegating tool call at position *call* of the model's message: a

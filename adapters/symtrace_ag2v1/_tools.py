@@ -37,6 +37,7 @@ from typing import Any
 from symtrace.errors import SymtraceError
 from symtrace.frameworks.contract import acall_tool
 from symtrace.frameworks.contract import context as attribution
+from symtrace_ag2v1 import _slots
 from symtrace_ag2v1._attribution import agent_name, lane_of, spawning
 from symtrace_ag2v1._codec import tool_codec
 
@@ -64,7 +65,8 @@ def execute_tools(original: Callable[..., Any]) -> Callable[..., Any]:
         positions = {call.id: index for index, call in enumerate(event.calls)}
         token = _batch.set(positions)
         try:
-            return await original(self, event, context)
+            with _slots.batch(event.calls):  # sub-task slots asked for in call order
+                return await original(self, event, context)
         finally:
             _batch.reset(token)
 
@@ -73,7 +75,8 @@ def execute_tools(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def execute_call(original: Callable[..., Any]) -> Callable[..., Any]:
     """`ag2.tools.executor._execute_call(context, call)`: AG2 turns every exception of a tool
-    call into a ToolErrorEvent here; a symtrace error is raised once it returns instead."""
+    call into a ToolErrorEvent here; a symtrace error is raised once it returns instead. When
+    it returns, the call gives up the sub-task slot turns it did not use (_slots.py)."""
 
     @functools.wraps(original)
     async def _execute_call(context: Any, call: Any) -> Any:
@@ -83,6 +86,7 @@ def execute_call(original: Callable[..., Any]) -> Callable[..., Any]:
             outcome = await original(context, call)
         finally:
             _failure.reset(token)
+            _slots.call_ended((_batch.get() or {}).get(call.id))
         if box:
             raise box[0]
         return outcome

@@ -13,11 +13,17 @@ Edges are derived from content, never guessed from timing:
   own request did not already contain is a produced part; every line and sentence of a later
   request's messages is a consumed one. A ReAct `Action:` / `Action Input:` in a reply's text
   is a produced tool call, like a structured `tool_calls` entry.
-* **one value, several producers**: two concurrent chats may ask the same tool the same thing
-  and get the same text back. A call that names its causes (below) links such a value to the
-  producer inside its causal context; a tool call links to the reply that asked for it by the
-  provider's call id alone; a quoted text found only inside a longer quoted text is that
-  text's content ("... for day" inside "... for day plan"), not a quote of its own.
+* **one value, several producers**: two concurrent chats (or two teams the program started
+  at once) may ask the same tool the same thing and get the same text back. Such a value
+  links to the latest producer inside the call's **causal context** (context_of()): its own
+  lane and the lanes under it, the lanes it is under, its cause lanes (below) and the lanes
+  under them, and the lanes whose turns its own lane caused (an agent it delegated to, and
+  theirs in turn); only when no producer is inside does it link to the latest one. A tool
+  call links to the reply that asked for it by the provider's call id alone; a quoted text
+  found only inside a longer quoted text is that text's content ("... for day" inside "...
+  for day plan"), not a quote of its own. A selective replay decides by the same lookup
+  whether a call carries a value of the live part of the run (sources(); replay/live.py), so
+  the edges that say what a live event supersedes and the values that make a call live agree.
 * **control** edge u → v when u is the previous event on v's lane (lane order), or when u is
   the latest call of a lane that caused v's turn (attribution `dispatched_by`): a group chat
   manager selecting a speaker, or an agent whose message or chat result triggered the turn.
@@ -55,6 +61,7 @@ class GraphBuilder:
         self._quoted = QuoteIndex()  # longer produced texts, oldest first
         self._quoted_by: list[str] = []  # the event that produced each of them
         self._lane_last: dict[str, str] = {}
+        self._caused: dict[str, set[str]] = {}  # lane -> the lanes whose turns it caused
         self._parents: dict[str, frozenset[str]] = {}
         self._order: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -74,21 +81,9 @@ class GraphBuilder:
         are dropped: reachability, and so descendants and anchors, stay the same.
         """
         with self._lock:
-            candidates: set[str] = set()
-            fps = consumed(event_type, request, meta)
-            if event_type is EventType.TOOL_CALL and fps and fps[0] in self._producers:
-                fps = fps[:1]  # the provider's call id names the asking reply exactly
-            for fp in fps:
-                source = self._producer(fp, lane, dispatched_by)
-                if source is not None and source != event_id:
-                    candidates.add(source)
-            if event_type is EventType.AGENT_ACTION and len(self._quoted):
-                # = `text in request_text(request)` for each of the latest producers, without
-                # rescanning the re-sent history on every call (symtrace.model.quotes)
-                lo = max(0, len(self._quoted) - MAX_QUOTED_PRODUCERS)
-                found = self._quoted.quoted(request_parts(request), lo)
-                candidates.update(self._quote_sources(found, request, lane, dispatched_by))
-                candidates.discard(event_id)
+            self._note_turn(lane, dispatched_by)
+            candidates = set(self._sources(event_type, lane, request, meta, dispatched_by))
+            candidates.discard(event_id)
             edges: dict[str, EdgeKind] = {}
             for source in sorted(candidates, key=lambda c: -self._order.get(c, -1)):
                 if not any(source in self._parents.get(kept, ()) for kept in edges):
@@ -105,14 +100,53 @@ class GraphBuilder:
             self._order.setdefault(event_id, len(self._order))
             return tuple(Edge(source, kind) for source, kind in sorted(edges.items()))
 
+    def note_turn(self, lane: str, causes: Sequence[str]) -> None:
+        """A call on *lane* whose turn the latest calls of *causes* caused: each cause lane
+        caused *lane*, so *lane* is in their causal context. Recording learns it from every
+        call (parents_for()); a replay also tells it about the calls it serves, which are
+        not derived again (replay/live.py)."""
+        with self._lock:
+            self._note_turn(lane, causes)
+
+    def _note_turn(self, lane: str, causes: Sequence[str]) -> None:
+        for cause in causes:
+            if cause != lane:
+                self._caused.setdefault(cause, set()).add(lane)
+
+    def sources(self, event_type: EventType, lane: str, request: Any, meta: dict[str, Any],
+                causes: Sequence[str] = ()) -> dict[str, str]:
+        """The earlier events whose values a call carries (the sources of its data edges),
+        each with how it carries them: "value" (a value it produced, whole or a part) or
+        "quote" (a longer text it produced, quoted inside a message)."""
+        with self._lock:
+            return self._sources(event_type, lane, request, meta, causes)
+
+    def _sources(self, event_type: EventType, lane: str, request: Any, meta: dict[str, Any],
+                 causes: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        fps = consumed(event_type, request, meta)
+        if event_type is EventType.TOOL_CALL and fps and fps[0] in self._producers:
+            fps = fps[:1]  # the provider's call id names the asking reply exactly
+        for fp in fps:
+            source = self._producer(fp, lane, causes)
+            if source is not None:
+                out.setdefault(source, "value")
+        if event_type is EventType.AGENT_ACTION and len(self._quoted):
+            # = `text in request_text(request)` for each of the latest producers, without
+            # rescanning the re-sent history on every call (symtrace.model.quotes)
+            lo = max(0, len(self._quoted) - MAX_QUOTED_PRODUCERS)
+            found = self._quoted.quoted(request_parts(request), lo)
+            for source in self._quote_sources(found, request, lane, causes):
+                out.setdefault(source, "quote")
+        return out
+
     def _producer(self, fp: str, lane: str, causes: Sequence[str]) -> str | None:
         """Which earlier event produced the value *fp* a new call on *lane* carries.
 
-        The latest producer, unless the value was produced more than once (two concurrent
-        chats asking the same tool the same thing) and the call names its causes: then the
-        latest producer within its causal context (its own lane, a cause lane, or a tool lane
-        under one of them), so an identical value from an unrelated actor draws no edge. A
-        quoted text produced more than once is resolved the same way.
+        The latest producer; when the value was produced more than once (two concurrent
+        chats or teams asking the same tool the same thing), the latest one inside the
+        call's causal context (context_of()), so an identical value from an unrelated actor
+        draws no edge. A quoted text produced more than once is resolved the same way.
         """
         producers = self._producers.get(fp)
         if not producers:
@@ -146,13 +180,12 @@ class GraphBuilder:
 
     def _related(self, sources: Sequence[str], lane: str, causes: Sequence[str]) -> list[str]:
         """The *sources* (several producers of one value) within a call's causal context, or
-        [] when there is no choice to make (one source, or a call that names no causes)."""
-        if len(sources) < 2 or not causes:
+        [] when there is no choice to make (one source)."""
+        if len(sources) < 2:
             return []
-        context = (lane, *causes)
+        exact, trees = context_of(lane, causes, self._caused)
         return [source for source in sources
-                if any(self._lane_of.get(source, "") == c
-                       or self._lane_of.get(source, "").startswith(c + "/") for c in context)]
+                if in_context(self._lane_of.get(source, ""), exact, trees)]
 
     def completed(self, event: Event) -> None:
         with self._lock:
@@ -174,6 +207,43 @@ class GraphBuilder:
         for text in quoted_texts(event):
             self._quoted.add(text)
             self._quoted_by.append(event.id)
+
+
+MAX_CONTEXT_LANES = 256  # bound the walk through delegations (a long-running hub, say)
+
+
+def context_of(lane: str, causes: Iterable[str], caused: dict[str, set[str]]
+               ) -> tuple[frozenset[str], frozenset[str]]:
+    """The causal context of a call on *lane* whose turn *causes* caused, as two sets of
+    lanes: *exact* (a producer on one of them is inside) and *trees* (a producer on one of
+    them or on a lane under it, "<lane>/...", is inside).
+
+    Trees: the call's own lane (its tool calls, its sub-tasks), its cause lanes (and their
+    tools), and every lane whose turn its lane caused, transitively (an agent it delegated
+    to, and the agents that one asked in turn: their replies come back to it). Exact: the
+    lanes *lane* is under ("planner" for "planner/tool#0": the reply that asked for the
+    tool), but not their other sub-lanes (a sibling tool call is another call). A turn the
+    program started names no causes: its context is its own lane and what it caused, so two
+    teams started at once never share one.
+    """
+    parts = lane.split("/")
+    exact = frozenset("/".join(parts[:i]) for i in range(1, len(parts)))
+    reached = {lane}
+    stack = [lane]
+    while stack and len(reached) < MAX_CONTEXT_LANES:
+        for delegate in sorted(caused.get(stack.pop(), ())):
+            if delegate not in reached:
+                reached.add(delegate)
+                stack.append(delegate)
+    return exact, frozenset(reached.union(causes))
+
+
+def in_context(source_lane: str, exact: frozenset[str], trees: frozenset[str]) -> bool:
+    """Whether a producer on *source_lane* is inside a causal context (context_of())."""
+    if source_lane in exact or source_lane in trees:
+        return True
+    parts = source_lane.split("/")
+    return any("/".join(parts[:i]) in trees for i in range(1, len(parts)))
 
 
 def cause_edges(

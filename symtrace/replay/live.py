@@ -4,10 +4,19 @@ Once the anchor's request (augmented with guidance) is sent live, the anchor and
 descendants in G are no longer expected. A later call goes live when its lane already went
 live, its turn was caused by a lane that went live (attribution `dispatched_by`: a manager's
 speaker selection, the sender of a message or chat result that triggered the turn, with or
-without content), or its request carries a value a live event produced (by fingerprint,
-a part of a reply, or quoted inside a larger message: see model/graph.py); any other call must
-still match the remaining records. Each live call keeps its reason (the child's lineage lists
-them as `live_reasons`).
+without content), or a value its request carries comes from a live event; any other call
+must still match the remaining records strictly. Each live call keeps its reason (the
+child's lineage lists them as `live_reasons`).
+
+Where a value comes from is decided by the run's own graph (model/graph.py
+`GraphBuilder.sources`), the lookup that drew the recording's data edges: by fingerprint, a
+part of a reply, or quoted inside a larger message, and, when several events produced the
+same value, the one inside the call's causal context. So a live reply of one team that
+repeats a value another team's request carries (both planners asking a tool the same thing)
+does not make that request live, and the edges that decided what the anchor superseded and
+the values that make a call live follow one rule. The graph sees every event of the replayed
+run (served ones are followed, live ones derived); this frontier also tells it whose turn
+caused whose for the calls it serves (GraphBuilder.note_turn), as recording did.
 
 Egress: the endpoints the recording talked to through httpx are known; a replay that reaches
 one of them by another route (a raw socket) bypassed the boundary, and the socket guard asks
@@ -18,19 +27,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from symtrace.model.dataflow import consumed, produced, quoted_texts, request_text
 from symtrace.model.events import Event
-from symtrace.session.core import LLM, BoundaryCall
+from symtrace.model.graph import GraphBuilder
+from symtrace.session.core import BoundaryCall
+
+HOW = {
+    "value": "its request carries a value live event {source} produced",
+    "quote": "its request quotes live event {source}'s reply",
+}
 
 
 class LiveFrontier:
     """What has gone live so far, and whether (and why) a new call follows it."""
 
-    def __init__(self) -> None:
+    def __init__(self, graph: GraphBuilder) -> None:
         self.started = False
+        self._graph = graph  # the replayed run's graph: where each value a call carries came from
         self._lanes: dict[str, str] = {}  # lane -> its first live event
-        self._values: dict[str, str] = {}  # value fingerprint -> live event producing it
-        self._quoted: list[tuple[str, str]] = []  # (longer live text, its event)
+        self._live: set[str] = set()  # live events whose results are in the run
         self.reasons: dict[str, str] = {}  # live event id -> why it went live
 
     def went_live(self, call: BoundaryCall, event_id: str, reason: str) -> None:
@@ -38,30 +52,32 @@ class LiveFrontier:
         self.reasons[event_id] = reason
 
     def produced_by(self, event: Event) -> None:
-        """A live event completed: later requests carrying its values depend on the live run."""
-        self._values.update(dict.fromkeys(produced(event), event.id))
-        self._quoted.extend((text, event.id) for text in quoted_texts(event))
+        """A live event completed: later requests carrying its values depend on the live run
+        (the graph registered its values when it was emitted)."""
+        self._live.add(event.id)
 
     def follows(self, call: BoundaryCall) -> str | None:
-        """Why *call* depends on the live part of the run (so it runs live too), or None."""
+        """Why *call* depends on the live part of the run (so it runs live too), or None.
+
+        Asked about every call the replay claims, live or served, before and after the
+        anchor: it first tells the graph which lanes caused the call's turn."""
+        attribution = call.attribution
+        lane, causes = attribution.lane, attribution.dispatched_by
+        self._graph.note_turn(lane, causes)
         if not self.started:
             return None
-        lane = call.attribution.lane
         if lane in self._lanes:
             return f"lane {lane} went live at {self._lanes[lane]}"
-        for cause in call.attribution.dispatched_by:
+        for cause in causes:
             if cause in self._lanes:
                 return (f"its turn was caused by lane {cause} (a speaker choice, or a message "
                         f"or chat result it sent), live since {self._lanes[cause]}")
-        for fp in consumed(call.event_type, call.request, call.meta):
-            source = self._values.get(fp)
-            if source is not None:
-                return f"its request carries a value live event {source} produced"
-        if call.kind == LLM and self._quoted:
-            haystack = request_text(call.request)
-            for text, source in self._quoted:
-                if text in haystack:
-                    return f"its request quotes live event {source}'s reply"
+        if not self._live:
+            return None
+        sources = self._graph.sources(call.event_type, lane, call.request, call.meta, causes)
+        for source, how in sorted(sources.items()):
+            if source in self._live:
+                return HOW[how].format(source=source)
         return None
 
 

@@ -87,7 +87,7 @@ class Replayer(Session):
         self.server = RecordServer(
             self.matcher, self.trajectory, self._diverge, restore=redactor.restore
         )
-        self.frontier = LiveFrontier()
+        self.frontier = LiveFrontier(self.graph)
         self.reporter = reports.Reporter(
             bundle, warnings, self.matcher, lambda: self.server.matched
         )

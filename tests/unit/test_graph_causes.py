@@ -10,7 +10,7 @@ lanes went live (replay/live.py), naming the lane in its reason.
 from __future__ import annotations
 
 from symtrace.model.events import EdgeKind
-from symtrace.model.graph import cause_edges
+from symtrace.model.graph import GraphBuilder, cause_edges
 from symtrace.record.outcome import complete_bundle
 from symtrace.replay.live import LiveFrontier
 from symtrace.session.context import Attribution, current, dispatched_by
@@ -75,7 +75,7 @@ def test_dispatched_by_takes_one_lane_or_many_and_keeps_them_sorted():
 
 
 def test_the_frontier_runs_a_turn_live_when_a_cause_lane_went_live_and_says_why():
-    frontier = LiveFrontier()
+    frontier = LiveFrontier(GraphBuilder())
     frontier.started = True
     anchor = llm_call(chat_request("Write a note."), lane="writer")
     frontier.went_live(anchor, "agent_action_0007", "the anchor")
