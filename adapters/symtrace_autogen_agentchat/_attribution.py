@@ -91,22 +91,12 @@ async def runner_stream(stream: Any, call_id: str | None) -> AsyncIterator[Any]:
         await stream.aclose()
 
 
-@contextlib.contextmanager
-def attributed(agent: Any, reason: str | None = None) -> Iterator[None]:
-    """Attribution to *agent* (a chat agent or a team manager) on its instance lane.
-
-    The lane itself joins the turn's causes (besides whatever caused it: a manager, the
-    messages it read): a value produced more than once (two instances of one agent asked
-    the same tool the same thing, e.g. two standalone runs, or two teams) is then linked to
-    the producer inside the call's own causal context, not to another instance's copy
-    (model/graph.py); a turn that names no causes at all would be linked to every copy."""
+def attributed(agent: Any, reason: str | None = None) -> contextlib.AbstractContextManager[None]:
+    """Attribution to *agent* (a chat agent or a team manager) on its instance lane."""
     name = agent_name(agent)
     lane = instance_lane(agent, name)
     runner = _RUNNER_LANE.get()
-    lane = f"{runner}/{lane}" if runner else lane
-    causes = (*context.current().dispatched_by, lane)
-    with context.agent(name, lane=lane, reason=reason), context.dispatched_by(causes):
-        yield
+    return context.agent(name, lane=f"{runner}/{lane}" if runner else lane, reason=reason)
 
 
 def agent_name(agent: Any) -> str:
@@ -194,7 +184,7 @@ def participant_turn(original: Wrapper) -> Wrapper:
         chooser = _CHOOSERS.get(str(getattr(ctx, "sender", None)))
         heard = _heard(self)
         causes = heard | {chooser} if chooser else set(heard)
-        with context.dispatched_by(causes), attributed(self._agent):
+        with attributed(self._agent), context.dispatched_by(causes):
             _SPEAKERS[str(self.id)] = context.current().lane
             result = await original(self, message, ctx)
         heard.clear()  # the container cleared its buffer: the next turn reads only new messages

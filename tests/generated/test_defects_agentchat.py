@@ -14,8 +14,10 @@ two teams whose tools return the same text.
   dropped team A's researcher record (a descendant of the anchor) while nothing sent that call
   live: SYM-R102 inside the AgentChat runtime (the CI failure of the round_robin check, where
   autogen_core printed "task_done() called too many times" as the other team was cancelled).
+  The adapter names the members whose messages a participant buffered as its turn's causes.
   Two standalone runs of same-named assistants (the `single` programs drawn `concurrent`)
-  likewise: a turn that named no causes was linked to every copy of the text.
+  likewise: a turn that named no causes was linked to every copy of the text (model/graph.py
+  now resolves such a value inside the call's own lane too).
 """
 
 from __future__ import annotations
