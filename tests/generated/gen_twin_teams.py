@@ -1,4 +1,6 @@
-"""Two AgentChat round-robin teams of the same shape whose planners get the same text back.
+"""Two instances of one AgentChat program part whose planners get the same text back.
+
+`run()`: two round-robin teams of the same shape.
 
 The shape the generated `round_robin` programs with `concurrent` draw (two instances of one
 team at once), made deterministic: both planners ask `lookup("Porto")` and get the identical
@@ -7,6 +9,10 @@ teams run interleaved in a fixed order instead of concurrently (team A's planner
 team B, then team A's researcher), so the producer that completed last before team A's
 researcher reads the value is always team B's: the case that, drawn concurrently, depends on
 which team's tool finished last.
+
+`run_standalone()`: two same-named standalone assistants (the generated `single` programs
+drawn `concurrent`, reflecting on tool use), one after the other: the second one's reflection
+reads its own lookup, whose text the first one's produced too.
 
 `SameLookup` is the stub's policy: a planner without a tool result asks `lookup("Porto")`
 unless its request carries guidance; everything else answers a short text.
@@ -83,6 +89,28 @@ async def _run(perturb: bool) -> list[str]:
 
 def run() -> list[str]:
     return asyncio.run(_run(perturb=os.environ.get(PERTURB_ENV) == "1"))
+
+
+async def _run_standalone() -> list[str]:
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_core.tools import FunctionTool
+    from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+    client = OpenAIChatCompletionClient(model=MODEL, max_retries=0,
+                                        base_url=os.environ["OPENAI_BASE_URL"])
+    lines = []
+    for _ in range(2):
+        planner = AssistantAgent(
+            "planner", model_client=client, reflect_on_tool_use=True,
+            tools=[FunctionTool(lookup, description="Look up facts.")])
+        result = await planner.run(task=TASK)
+        lines += [f"{m.source} {type(m).__name__}: {m.to_text()}" for m in result.messages]
+    await client.close()
+    return lines
+
+
+def run_standalone() -> list[str]:
+    return asyncio.run(_run_standalone())
 
 
 if __name__ == "__main__":

@@ -14,6 +14,10 @@ two teams whose tools return the same text.
   dropped team A's researcher record (a descendant of the anchor) while nothing sent that call
   live: SYM-R102 inside the AgentChat runtime (the CI failure of the round_robin check, where
   autogen_core printed "task_done() called too many times" as the other team was cancelled).
+  The adapter names the members whose messages a participant buffered as its turn's causes.
+  Two standalone runs of same-named assistants (the `single` programs drawn `concurrent`)
+  likewise: a turn that named no causes was linked to every copy of the text (model/graph.py
+  now resolves such a value inside the call's own lane too).
 """
 
 from __future__ import annotations
@@ -187,3 +191,26 @@ def test_selective_replay_in_one_team_serves_the_other(same_lookup_stub, tmp_pat
     with symtrace.replay(tmp_path / "child"):
         assert gen_twin_teams.run() == got
     assert same_lookup_stub.served == served
+
+
+def test_same_tool_text_in_two_standalone_runs(same_lookup_stub, tmp_path) -> None:
+    """Anchored at the first assistant: the second one (lane planner@2) reflects on its own
+    lookup and replays from the bundle; before, its reflection was linked to the first one's
+    lookup too, and the selective replay stopped with SYM-R102 on lane planner@2."""
+    with symtrace.record(tmp_path / "b", adapters=["autogen_agentchat"]):
+        recorded = gen_twin_teams.run_standalone()
+    events = load_bundle(tmp_path / "b").events
+    lane = {e.id: e.lane for e in events}
+    reflection = [e for e in events if e.is_llm and e.lane == "planner@2"][-1]
+    assert {lane[p.source] for p in reflection.parents} == {"planner@2", "planner@2/tool#0"}
+    anchor = next(e for e in events if e.is_llm and e.lane == "planner")
+    served = same_lookup_stub.served
+    with symtrace.replay(tmp_path / "b", anchor=anchor.id, guidance=gen_twin_teams.GUIDANCE,
+                         out=tmp_path / "child") as handle:
+        got = gen_twin_teams.run_standalone()
+    assert same_lookup_stub.served == served + 1  # the anchor only: it looks nothing up now
+    assert handle.session.served_count == 3  # the second assistant: request, lookup, reflection
+    assert got[-4:] == recorded[-4:]
+    with symtrace.replay(tmp_path / "child"):
+        assert gen_twin_teams.run_standalone() == got
+    assert same_lookup_stub.served == served + 1
