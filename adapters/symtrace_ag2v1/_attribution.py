@@ -37,6 +37,8 @@ _turn_lane: ContextVar[str | None] = ContextVar("symtrace_ag2v1_turn_lane", defa
 _subtask_names: WeakKeyDictionary[Any, str] = WeakKeyDictionary()
 # the position (in the model's message) of the delegating tool call running in this context
 _spawn_call: ContextVar[int | None] = ContextVar("symtrace_ag2v1_spawn_call", default=None)
+# ... and its provider call id (the Network `delegate` wait names it: _delegate.py)
+_spawn_id: ContextVar[str | None] = ContextVar("symtrace_ag2v1_spawn_id", default=None)
 
 
 def _base_name(agent: Any) -> str:
@@ -68,15 +70,21 @@ def spawn_call() -> int | None:
     return _spawn_call.get()
 
 
+def spawn_call_id() -> str | None:
+    """The provider's id of the delegating tool call running in this context (None: none)."""
+    return _spawn_id.get()
+
+
 @contextmanager
-def spawning(call: int | None) -> Iterator[None]:
-    """The block runs the delegating tool call at position *call* of the model's message: a
-    sub-task agent built inside is named after it."""
-    token = _spawn_call.set(call)
+def spawning(call: int | None, call_id: str | None = None) -> Iterator[None]:
+    """The block runs the delegating tool call at position *call* of the model's message
+    (provider id *call_id*): a sub-task agent built inside is named after it."""
+    tokens = (_spawn_call.set(call), _spawn_id.set(call_id))
     try:
         yield
     finally:
-        _spawn_call.reset(token)
+        _spawn_id.reset(tokens[1])
+        _spawn_call.reset(tokens[0])
 
 
 def registered_at_creation(original: Callable[..., Any]) -> Callable[..., Any]:

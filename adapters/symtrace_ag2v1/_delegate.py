@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from symtrace.frameworks.contract import acall_tool, active, context
-from symtrace_ag2v1._attribution import spawn_call
+from symtrace_ag2v1._attribution import spawn_call, spawn_call_id
 
 TOOL_NAME = "ag2.network:wait_for_reply"
 MIN_REPLAY_WAIT = 300.0  # s: AG2's own default timeout
@@ -59,10 +59,12 @@ def wait_for_channel_event(original: Callable[..., Any]) -> Callable[..., Any]:
             return {"timed_out": False}
 
         # on the lane of the `delegate` call (`<agent lane>/tool#<i>`, as any tool call of the
-        # message): two consults in one message wait concurrently
+        # message: two consults in one message wait concurrently), with its provider call id:
+        # the reply that asked for it (live when that reply went live, as for any tool call)
         call, lane = spawn_call(), context.current().lane
         with context.lane(f"{lane}/tool#{call}" if call is not None else f"{lane}/tool"):
-            outcome = await acall_tool(TOOL_NAME, {"timeout": timeout}, real_wait)
+            outcome = await acall_tool(TOOL_NAME, {"timeout": timeout}, real_wait,
+                                       call_id=spawn_call_id())
         if replies:  # ran live: the reply itself
             return replies[0]
         if isinstance(outcome, dict) and outcome.get("timed_out"):

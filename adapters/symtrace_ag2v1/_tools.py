@@ -109,7 +109,7 @@ def function_tool_call(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     async def __call__(self: Any, event: Any, context: Any) -> Any:
         if is_delegation(self):  # a sub-task it spawns is named after the call's position
-            with spawning((_batch.get() or {}).get(event.id)):
+            with spawning((_batch.get() or {}).get(event.id), getattr(event, "id", None)):
                 return await original(self, event, context)
         agent = getattr(context, "dependencies", {}).get(AGENT_KEY)
         executor = agent_name(agent) if agent is not None else "main"

@@ -160,7 +160,7 @@ class GraphBuilder:
 
         Longest first: a text found only inside a longer quoted text ("... for day" inside
         "... for day plan") is that text's content, not a quote of its own. A text produced by
-        several events is resolved by the call's causes (_related()).
+        several events is resolved inside the call's causal context (_related()).
         """
         by_text: dict[str, list[str]] = {}
         for index in sorted(found):
@@ -175,7 +175,14 @@ class GraphBuilder:
                     continue
                 rest = rest.replace(text, "\x00")
             related = self._related(by_text[text], lane, causes)
-            out.update(related[-1:] if related else by_text[text])
+            if not related:
+                out.update(by_text[text])
+            else:
+                # a call that names its causes reads the latest copy inside them; one that
+                # names none (a CrewAI manager reading a coworker's answer, which is both
+                # the coworker's reply and the delegation's tool result) may have read any
+                # copy inside its own context: all of them, never another team's
+                out.update(related[-1:] if causes else related)
         return out
 
     def _related(self, sources: Sequence[str], lane: str, causes: Sequence[str]) -> list[str]:

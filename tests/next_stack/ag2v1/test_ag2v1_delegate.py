@@ -93,3 +93,4 @@ def test_a_recorded_timeout_is_a_timeout_on_a_faster_replay(
     replayed = runner.replay(tmp_path / "b", "hub_delegate",
                              Agent=_reviewer_slowed_by(DELEGATE_TIMEOUT / 2))
     assert replayed.stdout == recorded.stdout and stub.served == served
+
