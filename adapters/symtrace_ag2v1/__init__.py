@@ -10,6 +10,7 @@ below:
   delegations to other agents left to those agents (_tools.py, _codec.py);
 * the final result: the reply of the outermost turn;
 * sub-task slots of a bounded `TaskConfig` taken in call order, not by a race (_slots.py);
+* the Network `delegate` wait: whether the reply came in time, recorded (_delegate.py);
 * Network ids (agents, channels, envelopes) seeded, so the Network tools that run on replay
   show the model the same ids (_ids.py).
 
@@ -22,7 +23,7 @@ import functools
 from collections.abc import Sequence
 
 from symtrace.frameworks.contract import Hook, PatchingAdapter, seeded_uuid4
-from symtrace_ag2v1 import _attribution, _ids, _slots, _tools
+from symtrace_ag2v1 import _attribution, _delegate, _ids, _slots, _tools
 
 AGENT = "ag2.agent:Agent"
 
@@ -45,6 +46,10 @@ HOOKS: tuple[Hook, ...] = (
                      "ag2.network.transport.local", "ag2.network.client.hub_client")),
     Hook("ag2.network.ids:_MonotonicIds.__call__", _ids.seeded_monotonic_id,
          "Network envelope ids: a counting prefix (creation order kept) and a seeded suffix"),
+    Hook("ag2.network.client.agent_client:AgentClient.wait_for_channel_event",
+         _delegate.wait_for_channel_event,
+         "the Network `delegate` wait: whether the reply came in time is recorded (a tool "
+         "boundary); on replay it is that outcome, not the wall clock"),
     Hook("ag2.tools.executor:ToolExecutor.execute_tools", _tools.execute_tools,
          "the position of each tool call in the model's message (lane <agent>/tool#<i>)"),
     Hook("ag2.tools.executor:_execute_call", _tools.execute_call,

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from itertools import pairwise
 from typing import Any
 
 MEMO_ENTRIES = 8192  # part and junction entries; cleared whole beyond (a new phase of the run)
@@ -36,6 +35,7 @@ class QuoteIndex:
         self._lasts: list[str] = []
         self._in_part: dict[str, list[Any]] = {}
         self._junction: dict[tuple[str, str], list[Any]] = {}
+        self._edges: dict[str, tuple[str, str]] = {}  # part -> (its first word, its last word)
         self._lock = threading.Lock()
 
     def add(self, text: str) -> int:
@@ -55,31 +55,46 @@ class QuoteIndex:
         with self._lock:
             texts, end = self.texts, len(self.texts)
             found: set[int] = set()
+            in_part = self._in_part
             for part in parts:  # inside one part (inlined: this loop runs per message per call)
-                entry = self._entry(self._in_part, part, lo)
+                entry = in_part.get(part)
+                if entry is None:
+                    entry = self._entry(in_part, part, lo)
                 start, stop, hits = entry
-                for i in _unchecked(start, stop, lo, end):
-                    if texts[i] in part:
-                        hits.add(i)
-                entry[0], entry[1] = min(start, lo), end
+                if stop < end or lo < start:  # texts added since it was last seen
+                    for i in _unchecked(start, stop, lo, end):
+                        if texts[i] in part:
+                            hits.add(i)
+                    entry[0], entry[1] = min(start, lo), end
                 if hits:
                     found |= hits
             maybe: set[int] = set()
-            firsts, lasts = self._firsts, self._lasts
-            for left, right in pairwise(parts):  # covering the space between two parts
-                last, first = left.rsplit(" ", 1)[-1], right.split(" ", 1)[0]
-                entry = self._entry(self._junction, (last, first), lo)
-                start, stop, hits = entry
-                junction = f" {last} {first} "
-                for i in _unchecked(start, stop, lo, end):
-                    text = texts[i]
-                    if " " in text and (
-                        junction in text or last.endswith(firsts[i]) or first.startswith(lasts[i])
-                    ):
-                        hits.add(i)
-                entry[0], entry[1] = min(start, lo), end
-                if hits:
-                    maybe |= hits
+            firsts, lasts, junctions = self._firsts, self._lasts, self._junction
+            previous = None
+            for part in parts:  # covering the space between two parts
+                edges = self._edges.get(part)
+                if edges is None:
+                    if len(self._edges) >= MEMO_ENTRIES:
+                        self._edges.clear()
+                    edges = self._edges[part] = (part.split(" ", 1)[0], part.rsplit(" ", 1)[-1])
+                if previous is not None:
+                    last, first = previous, edges[0]
+                    key = (last, first)
+                    entry = junctions.get(key)
+                    if entry is None:
+                        entry = self._entry(junctions, key, lo)
+                    start, stop, hits = entry
+                    if stop < end or lo < start:
+                        junction = f" {last} {first} "
+                        for i in _unchecked(start, stop, lo, end):
+                            text = texts[i]
+                            if " " in text and (junction in text or last.endswith(firsts[i])
+                                                or first.startswith(lasts[i])):
+                                hits.add(i)
+                        entry[0], entry[1] = min(start, lo), end
+                    if hits:
+                        maybe |= hits
+                previous = edges[1]
             maybe -= found
             if maybe:
                 haystack = " ".join(parts)

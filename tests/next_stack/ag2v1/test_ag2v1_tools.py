@@ -132,5 +132,10 @@ def test_the_hubs_delegate_tool_is_not_a_boundary_the_consulted_agent_is_recorde
     events = _events(tmp_path / "b")
     assert [(e.agent, e.lane) for e in events if e.is_llm] == [
         ("planner", "planner"), ("reviewer", "reviewer"), ("planner", "planner")]
-    assert not [e for e in events if e.type.value == "tool_call"]
+    # ...only its wait for the reply: whether it came in time (test_ag2v1_delegate.py)
+    calls = [e for e in events if e.type.value == "tool_call"]
+    assert [(e.lane, e.request["tool"]) for e in calls] == [
+        ("planner/tool#0", "ag2.network:wait_for_reply")]
+    results = [e.response for e in events if e.type.value == "tool_result"]
+    assert results == [{"ok": True, "value": {"timed_out": False}}]
     assert recorded.final == "Opener (reviewed): what would you take on a trip to Mars?"
