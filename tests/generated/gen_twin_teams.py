@@ -17,9 +17,11 @@ reads its own lookup, whose text the first one's produced too.
 `SameLookup` is the stub's policy: a planner without a tool result asks `lookup("Porto")`
 unless its request carries guidance; everything else answers a short text.
 
-    OPENAI_BASE_URL=... OPENAI_API_KEY=x python tests/generated/gen_twin_teams.py [--perturb]
+    OPENAI_BASE_URL=... OPENAI_API_KEY=x python tests/generated/gen_twin_teams.py \
+        [--perturb] [--concurrent]
 
-`--perturb` changes team B's researcher prompt (TWIN_TEAMS_PERTURB=1 does too, in-process).
+`--perturb` changes team B's researcher prompt (TWIN_TEAMS_PERTURB=1 does too, in-process);
+`--concurrent` runs both teams at once (`asyncio.gather`, two turns each), as drawn.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ def lookup(topic: str) -> str:
     return f"lookup found 7 facts about {topic}"
 
 
-async def _run(perturb: bool) -> list[str]:
+async def _run(perturb: bool, concurrent: bool = False) -> list[str]:
     from autogen_agentchat.agents import AssistantAgent
     from autogen_agentchat.teams import RoundRobinGroupChat
     from autogen_core.tools import FunctionTool
@@ -74,10 +76,13 @@ async def _run(perturb: bool) -> list[str]:
         researcher = AssistantAgent(
             "researcher", model_client=client,
             system_message="You research." + (" Be brief." if changed else ""))
-        return RoundRobinGroupChat([planner, researcher], max_turns=1)
+        return RoundRobinGroupChat([planner, researcher], max_turns=2 if concurrent else 1)
 
     first, second = team("A"), team("B", changed=perturb)
     lines = []
+    if concurrent:  # the generated programs' shape: both teams at once, two turns each
+        results = await asyncio.gather(first.run(task=TASK), second.run(task=TASK))
+        return [f"{m.source}: {m.to_text()}" for r in results for m in r.messages]
     # team A's planner looks up; team B runs (its planner looks up the same); team A goes on:
     # its researcher reads team A's lookup, whose text team B's lookup produced last
     for step in (first.run(task=TASK), second.run(task=TASK), second.run(), first.run()):
@@ -114,5 +119,5 @@ def run_standalone() -> list[str]:
 
 
 if __name__ == "__main__":
-    perturbed = "--perturb" in sys.argv[1:]
-    print("\n".join(asyncio.run(_run(perturb=perturbed))))
+    print("\n".join(asyncio.run(_run(perturb="--perturb" in sys.argv[1:],
+                                      concurrent="--concurrent" in sys.argv[1:]))))

@@ -29,6 +29,7 @@ import secrets
 import tempfile
 from pathlib import Path
 
+import orjson
 import pytest
 from gen_harness import needs
 
@@ -214,3 +215,40 @@ def test_same_tool_text_in_two_standalone_runs(same_lookup_stub, tmp_path) -> No
     with symtrace.replay(tmp_path / "child"):
         assert gen_twin_teams.run_standalone() == got
     assert same_lookup_stub.served == served + 1
+
+
+def test_a_divergence_inside_the_agentchat_runtime_reaches_the_user(same_lookup_stub,
+                                                                     tmp_path) -> None:
+    """Two teams at once, team B's researcher prompt changed: the request is refused inside
+    AgentChat's runtime, whose handler wraps it (APIConnectionError, then RuntimeError from
+    the team; the other team is cancelled by asyncio.run, where autogen_core itself may print
+    "task_done() called too many times"). The user still gets the divergence: in-process as
+    RequestMismatch, through the CLI as exit 90 with the report naming the changed call."""
+    import subprocess
+    import sys
+
+    program = [sys.executable, str(Path(gen_twin_teams.__file__)), "--concurrent"]
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "symtrace", *args], capture_output=True,
+                              text=True, env=env, timeout=300, cwd=tmp_path)
+
+    recorded = cli("record", "-o", "b", "--quiet", "--", *program)
+    assert recorded.returncode == 0, recorded.stderr[-2000:]
+    changed = next(e for e in load_bundle(tmp_path / "b").events
+                   if e.is_llm and e.lane == "researcher@2")
+    served = same_lookup_stub.served
+    replayed = cli("replay", "b", "--report-json", "report.json", "--", *program, "--perturb")
+    assert replayed.returncode == 90, replayed.stderr[-3000:]
+    report = orjson.loads((tmp_path / "report.json").read_bytes())
+    assert report["status"] == "diverged"
+    assert (report["report"]["kind"], report["report"]["event_id"]) == (
+        "request_mismatch", changed.id)
+    assert "symtrace: replay diverged" in replayed.stderr.rsplit("Traceback", 1)[-1]
+    assert same_lookup_stub.served == served
+
+    with pytest.raises(symtrace.RequestMismatch) as raised, symtrace.replay(tmp_path / "b"):
+        asyncio.run(gen_twin_teams._run(perturb=True, concurrent=True))
+    assert raised.value.report.event_id == changed.id
+    assert same_lookup_stub.served == served
