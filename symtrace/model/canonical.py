@@ -108,24 +108,59 @@ def _checked(value: object, path: str) -> JSONValue:
     raise CanonicalizationError(path, value)
 
 
+def as_json_value(value: object) -> JSONValue:
+    """*value* itself when it is already canonical data, else `to_json_value(value)`.
+
+    For data the caller alone holds (what orjson just parsed) or only reads (to serialise
+    it): checking is a walk that allocates nothing, where `to_json_value` copies every
+    container of a request that is mostly re-sent history. orjson's parser yields exact JSON
+    types, so in practice only an integral float (`1.0`) makes the copy."""
+    return value if _is_canonical(value) else to_json_value(value)
+
+
+# Types `to_json_value` returns unchanged (exact types: a subclass is converted or refused).
+_LEAVES = frozenset({str, int, bool, type(None)})
+
+
+def _is_canonical(value: object) -> bool:
+    """True when `to_json_value(value)` would equal *value* (recursion, like `_plain`: a
+    cyclic value raises RecursionError in both)."""
+    kind = type(value)
+    if kind in _LEAVES:
+        return True
+    if kind is dict:
+        for key, item in value.items():  # type: ignore[attr-defined]
+            if type(key) is not str or (type(item) not in _LEAVES and not _is_canonical(item)):
+                return False
+        return True
+    if kind is list:
+        return all(type(item) in _LEAVES or _is_canonical(item) for item in value)  # type: ignore[attr-defined]
+    if kind is float:  # non-finite floats are refused, integral ones become ints
+        return math.isfinite(value) and not value.is_integer()  # type: ignore[attr-defined]
+    return False  # tuples, subclasses, foreign types: converted (or refused) by to_json_value
+
+
 def canonical_bytes(value: object) -> bytes:
     """Canonical JSON bytes of *value* (sorted keys, no whitespace)."""
-    return orjson.dumps(to_json_value(value), option=orjson.OPT_SORT_KEYS)
+    return orjson.dumps(as_json_value(value), option=orjson.OPT_SORT_KEYS)
 
 
 def pretty_bytes(value: object) -> bytes:
     """Sorted, indented JSON for files people read."""
-    return orjson.dumps(to_json_value(value), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
+    return orjson.dumps(as_json_value(value), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
 
 
 def canonical_http_request(
     method: str, path: str, query: str, body: JSONValue | bytes | None
 ) -> dict[str, JSONValue]:
-    """The canonical identity of an HTTP boundary call (rules http-drop-*, tool-call ids)."""
+    """The canonical identity of an HTTP boundary call (rules http-drop-*, tool-call ids).
+
+    A *body* that is already canonical data is used as is, not copied (see `as_json_value`):
+    pass a body nothing else will change (the exchange passes what it just parsed)."""
     if isinstance(body, bytes | bytearray):
         content: JSONValue = {"$bytes": bytes(body).decode("utf-8", "replace")}
     else:
-        content = to_json_value(body)
+        content = as_json_value(body)
     request = {"method": method.upper(), "path": path, "query": query, "body": content}
     return normalise_echoed_ids(request)
 

@@ -17,7 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from symtrace.model.canonical import JSONValue
-from symtrace.model.hashing import digest
+from symtrace.model.hashing import digest, digest_canonical
 from symtrace.model.llm_wire import chat_messages, reply_message
 
 
@@ -80,11 +80,15 @@ class Event:
     def parent_ids(self) -> tuple[str, ...]:
         return tuple(edge.source for edge in self.parents)
 
-    def with_hashes(self, request_hash: str | None = None) -> Event:
+    def with_hashes(
+        self, request_hash: str | None = None, *, meta: dict[str, Any] | None = None
+    ) -> Event:
         """Return a copy with request/response/content hashes computed from the content.
 
         *request_hash*: the digest of `request` when the caller already computed it (a
         boundary call hashes its request once, to match it; recording does not hash it again).
+        *meta*: a new `meta` for the same copy (the session stamps and hashes a recorded
+        event at once; meta is not part of any hash).
         """
         if self.request is None:
             request_hash = None
@@ -97,11 +101,14 @@ class Event:
             "request_hash": request_hash,
             "response_hash": response_hash,
         }
-        return self.evolve(
-            request_hash=request_hash,
-            response_hash=response_hash,
-            content_hash=digest(content),
-        )
+        changes: dict[str, Any] = {
+            "request_hash": request_hash,
+            "response_hash": response_hash,
+            "content_hash": digest_canonical(content),  # strings and None: canonical
+        }
+        if meta is not None:
+            changes["meta"] = meta
+        return self.evolve(**changes)
 
     def evolve(self, **changes: Any) -> Event:
         """`dataclasses.replace` for events, without its generic machinery (a recorded call

@@ -232,11 +232,14 @@ def normalise_echoed_ids(request: JSONValue) -> JSONValue:
         messages = [_anthropic_ids(m, ordinal) for m in body["messages"]]
     else:
         messages = [_chat_ids(m, ordinal) for m in body["messages"]]
+    if all(new is old for new, old in zip(messages, body["messages"], strict=True)):
+        return request  # no ids echoed (copy on write: a request is mostly re-sent history)
     return {**request, "body": {**body, "messages": messages}}
 
 
 def _chat_ids(message: object, ordinal: Any) -> object:
-    if not isinstance(message, dict):
+    if not isinstance(message, dict) or ("tool_calls" not in message
+                                         and "tool_call_id" not in message):
         return message
     message = dict(message)
     calls = message.get("tool_calls")
@@ -260,4 +263,6 @@ def _anthropic_ids(message: object, ordinal: Any) -> object:
         elif isinstance(block, dict) and block.get("type") == "tool_result":
             block = {**block, "tool_use_id": ordinal(block.get("tool_use_id"))}
         blocks.append(block)
+    if all(new is old for new, old in zip(blocks, message["content"], strict=True)):
+        return message
     return {**message, "content": blocks}

@@ -13,6 +13,7 @@ run to run, so replay matches them by content among the causally enabled records
 from __future__ import annotations
 
 import asyncio
+import asyncio.events as asyncio_events
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -120,10 +121,10 @@ def current() -> Attribution:
 
 
 def _implicit_lane() -> str:
-    try:
-        task = asyncio.current_task()
-    except RuntimeError:
-        task = None
+    # the running loop without the RuntimeError `current_task()` raises outside one (every
+    # call of a sync program would raise and catch it)
+    loop = asyncio_events._get_running_loop()
+    task = asyncio.current_task(loop) if loop is not None else None
     if task is not None:
         return f"task:{task.get_name()}"
     thread = threading.current_thread()

@@ -297,7 +297,7 @@ class Session:
             return event
 
     def _emit(self, event: Event, request_hash: str | None = None) -> Event:
-        event = self._stamped(event).with_hashes(request_hash)
+        event = event.with_hashes(request_hash, meta=self._stamp(event))  # one copy, not two
         if self.writer is not None:
             self.writer.write_event(event)
         self.events.append(event)
@@ -310,9 +310,14 @@ class Session:
         Events are emitted when their result reaches the program, so the stamp is the global
         order in which results were delivered, across lanes: what replay reproduces.
         """
+        meta = self._stamp(event)
+        return event if meta is None else event.evolve(meta=meta)
+
+    def _stamp(self, event: Event) -> dict[str, Any] | None:
+        """The stamped meta `_stamped` gives *event*, or None when it takes no stamp."""
         if event.type not in RESULT_TYPES or event.meta.get(ABANDONED) or COMPLETED in event.meta:
-            return event
-        return event.evolve(meta={**event.meta, COMPLETED: self.reserve_completion()})
+            return None
+        return {**event.meta, COMPLETED: self.reserve_completion()}
 
     def _next_id(self, event_type: EventType) -> str:
         ordinal = self._ordinals.get(event_type, 0)

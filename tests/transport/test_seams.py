@@ -9,8 +9,12 @@ library's own response type, and leave the classes exactly as they were when it 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gzip
+import http.server
 import json
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -173,3 +177,60 @@ def test_sessions_nest_no_patches(tmp_path):
     assert patched_attributes() == before
     boundary.uninstall()  # one more is harmless
     assert patched_attributes() == before
+
+
+# -- a compressed response: handed back as read, recorded decoded ---------------------------------
+REPLY = {"id": "c1", "object": "chat.completion", "model": "m",
+         "choices": [{"index": 0, "message": {"role": "assistant", "content": "zipped"},
+                      "finish_reason": "stop"}]}
+
+
+@contextlib.contextmanager
+def gzip_endpoint() -> Iterator[str]:
+    """A chat endpoint whose responses are gzip-encoded (as many providers send them)."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["content-length"]))
+            body = gzip.compress(json.dumps(REPLY).encode())
+            self.send_response(200)
+            for name, value in (("content-type", "application/json"),
+                                ("content-encoding", "gzip"),
+                                ("content-length", str(len(body))), ("x-request-id", "req_1")):
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1/chat/completions"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("client", ["httpx-sync", "httpx-async", "httpx2-sync", "httpx2-async"])
+def test_a_compressed_response_reaches_the_program_as_without_symtrace(client, tmp_path):
+    send, own_type = CLIENTS[client]
+    bundle = tmp_path / "run"
+    with gzip_endpoint() as url:
+        plain, plain_text = send(url, chat("hi"))
+        with symtrace.record(bundle):
+            recorded, recorded_text = send(url, chat("hi"))
+    assert isinstance(recorded, own_type)
+    assert recorded_text == plain_text == "zipped"
+    assert recorded.content == plain.content  # decoded once, not twice
+    assert sorted(recorded.headers.multi_items()) == sorted(plain.headers.multi_items())
+    assert recorded.is_closed and recorded.is_stream_consumed
+    (event,) = [e for e in load_bundle(bundle).events if e.is_llm]
+    assert event.response["body"] == REPLY
+    assert event.response["headers"] == {"content-type": "application/json",
+                                          "x-request-id": "req_1"}
+    with symtrace.replay(bundle):  # the endpoint is gone: served from the bundle
+        replayed, replayed_text = send(url, chat("hi"))
+    assert replayed_text == "zipped" and replayed.json() == REPLY

@@ -22,8 +22,7 @@ tool boundary named "http", so replay never reaches the network for it either.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -46,18 +45,26 @@ KEPT_RESPONSE_HEADERS = (
     "request-id",
 )
 
+_KEPT = frozenset(KEPT_RESPONSE_HEADERS)
+
 # The library whose seam is sending right now (None outside every seam): a connection opened
 # while it is set went through a recorded boundary (see symtrace.boundaries.egress).
 _SENDING: ContextVar[str | None] = ContextVar("symtrace_sending", default=None)
 
 
-@contextmanager
-def sending(library: str) -> Iterator[None]:
-    token = _SENDING.set(library)
-    try:
-        yield
-    finally:
-        _SENDING.reset(token)
+class sending:  # a context manager used like a function: `with sending(lib):`
+    """Mark the block as *library*'s seam sending (a class: no generator per request)."""
+
+    __slots__ = ("_library", "_token")
+
+    def __init__(self, library: str) -> None:
+        self._library = library
+
+    def __enter__(self) -> None:
+        self._token = _SENDING.set(self._library)
+
+    def __exit__(self, *exc: object) -> None:
+        _SENDING.reset(self._token)
 
 
 def sending_library() -> str | None:
@@ -185,6 +192,17 @@ def is_stream(headers: Any) -> bool:
 
 def kept_headers(headers: Any) -> dict[str, str]:
     return {name: str(headers[name]) for name in KEPT_RESPONSE_HEADERS if name in headers}
+
+
+def kept_header_items(items: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """`kept_headers` of the (lowercase name, value) pairs of a response, in one pass (a
+    library's case-insensitive `in` and `[]` may each scan every header). Repeated headers
+    are joined by ", ", as httpx's and urllib3's `[]` join them."""
+    found: dict[str, list[str]] = {}
+    for name, value in items:
+        if name in _KEPT:
+            found.setdefault(name, []).append(value)
+    return {name: ", ".join(found[name]) for name in KEPT_RESPONSE_HEADERS if name in found}
 
 
 def _to_call(wire: WireRequest, fmt: WireFormat | None, session: Session,

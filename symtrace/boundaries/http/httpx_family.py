@@ -20,12 +20,11 @@ from symtrace.boundaries.http.exchange import (
     StreamTap,
     WireRequest,
     is_stream,
+    kept_header_items,
     sending,
 )
 from symtrace.patching import Patch
 from symtrace.session.core import active
-
-DROPPED_ON_REBUILD = ("content-encoding", "content-length", "transfer-encoding")
 
 
 class HttpxSeam:
@@ -63,11 +62,12 @@ class HttpxSeam:
             except seam.lib.TransportError as exc:
                 exchange.failed(ticket, exc)
                 raise
-            if is_stream(response.headers):
+            headers = kept_header_items(response.headers.multi_items())
+            if is_stream(headers):
                 return seam.teed(response, seam.tap(exchange, ticket, response))
-            response.read()
-            exchange.completed(ticket, response.status_code, response.headers, response.content)
-            return seam.rebuilt(response)
+            response.read()  # cached: the program's read returns this content (no re-wrap)
+            exchange.completed(ticket, response.status_code, headers, response.content)
+            return response
 
         return handle_request
 
@@ -91,12 +91,13 @@ class HttpxSeam:
                 await session.ahand_off()  # the failure reaches the program in its turn
                 exchange.failed(ticket, exc)
                 raise
-            if is_stream(response.headers):
+            headers = kept_header_items(response.headers.multi_items())
+            if is_stream(headers):
                 return seam.teed(response, seam.tap(exchange, ticket, response))
-            await response.aread()
+            await response.aread()  # cached: the program's read returns this content
             await session.ahand_off()  # the response reaches the program in its turn
-            exchange.completed(ticket, response.status_code, response.headers, response.content)
-            return seam.rebuilt(response)
+            exchange.completed(ticket, response.status_code, headers, response.content)
+            return response
 
         return handle_async_request
 
@@ -120,13 +121,6 @@ class HttpxSeam:
                                      request=request)
         return self.lib.Response(recorded.status, headers=recorded.headers,
                                  content=recorded.content, request=request)
-
-    def rebuilt(self, response: Any) -> Any:
-        """A read response as a fresh one (its stream was consumed by the recording)."""
-        headers = [(k, v) for k, v in response.headers.multi_items()
-                   if k.lower() not in DROPPED_ON_REBUILD]
-        return self.lib.Response(response.status_code, headers=headers,
-                                 content=response.content, extensions=response.extensions)
 
     def tap(self, exchange: Exchange, ticket: Any, response: Any) -> StreamTap:
         encoding = response.headers.get("content-encoding", "identity")

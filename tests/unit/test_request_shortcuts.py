@@ -1,0 +1,250 @@
+"""The recording path's shortcuts give the same keys, hashes and redaction as the plain path.
+
+Recording a call no longer copies what it can use as is: canonical data is checked, not
+rebuilt (`as_json_value`), echoed tool-call ids are rewritten only in the messages that
+carry them, and response headers are kept in one pass. Each shortcut is compared here with
+the plain definition it replaces, on random data with and without secrets, so a shortcut that
+changed a request hash or let a credential through fails.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import random
+import string
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from symtrace.boundaries.http.exchange import (
+    Exchange,
+    WireRequest,
+    kept_header_items,
+    kept_headers,
+)
+from symtrace.errors import CanonicalizationError
+from symtrace.model.canonical import as_json_value, canonical_bytes, to_json_value
+from symtrace.model.hashing import digest
+from symtrace.model.llm_wire import normalise_echoed_ids
+from symtrace.model.redaction import Redactor
+from symtrace.session.core import Session
+
+NAMED = "n4med-s3cret-value"
+SECRETS = (
+    "sk-" + "A" * 24,
+    "Bearer abcdefghijklmnopqrstuvwxyz012345",
+    "AKIA" + "B" * 16,
+    "ghp_" + "c" * 36,
+    "xoxb-1234567890-abcd",
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "https://h/x?api_key=hunter22&v=1",
+    NAMED,
+)
+
+
+class Kind(enum.IntEnum):
+    ONE = 1
+
+
+class Text(str):
+    pass
+
+
+def leaf(rng: random.Random, secrets: bool) -> Any:
+    roll = rng.random()
+    if secrets and roll < 0.15:
+        return rng.choice(SECRETS) + rng.choice(["", " tail", "\n"])
+    if roll < 0.45:
+        return "".join(rng.choice(string.printable) for _ in range(rng.randint(0, 30)))
+    if roll < 0.55:
+        return rng.choice([0.0, 1.0, -2.0, 3.5, 1e20, 2.0**60, -0.5, 7.25e-3])
+    if roll < 0.65:
+        return rng.randint(-(2**40), 2**40)
+    if roll < 0.75:
+        return rng.choice([True, False, None])
+    if roll < 0.8:
+        return "é✓ " + rng.choice(["plain", "sk-ok", "token=x"])
+    return rng.choice(["user", "assistant", "a=b", "key", "task:Task-1", "[REDACTED]"])
+
+
+def value(rng: random.Random, depth: int = 0, secrets: bool = False,
+          exotic: bool = False) -> Any:
+    roll = rng.random()
+    if depth > 3 or roll < 0.35:
+        if exotic and rng.random() < 0.1:
+            return rng.choice([Kind.ONE, Text("sub"), (1, 2.0)])
+        return leaf(rng, secrets)
+    if roll < 0.7:
+        return {rng.choice(["role", "content", "name", "x", "api_key", "temperature", "k"])
+                + str(i): value(rng, depth + 1, secrets, exotic) for i in range(rng.randint(0, 4))}
+    items = [value(rng, depth + 1, secrets, exotic) for _ in range(rng.randint(0, 4))]
+    return tuple(items) if exotic and rng.random() < 0.2 else items
+
+
+# -- as_json_value: the plain definition, without the copy ----------------------------------------
+@pytest.mark.parametrize("seed", range(4))
+def test_as_json_value_is_to_json_value_without_the_copy(seed):
+    rng = random.Random(seed)
+    for _ in range(500):
+        data = value(rng, exotic=True)
+        plain = to_json_value(data)
+        fast = as_json_value(data)
+        # bytes, not ==: 1 == 1.0 in Python, but the canonical forms differ
+        assert orjson.dumps(fast, option=orjson.OPT_SORT_KEYS) == orjson.dumps(
+            plain, option=orjson.OPT_SORT_KEYS)
+        assert canonical_bytes(data) == orjson.dumps(plain, option=orjson.OPT_SORT_KEYS)
+        assert type(fast) is type(plain)
+        if type(data) in (dict, list):  # canonical already: used as is, not copied
+            assert (fast is data) == _exact(data)
+
+
+def _exact(data: Any) -> bool:
+    """Exact JSON types throughout, no integral or non-finite float (what needs no copy)."""
+    if type(data) is dict:
+        return all(type(k) is str and _exact(v) for k, v in data.items())
+    if type(data) is list:
+        return all(_exact(v) for v in data)
+    if type(data) is float:
+        return math.isfinite(data) and not data.is_integer()
+    return type(data) in (str, int, bool, type(None))
+
+
+@pytest.mark.parametrize("bad", [
+    {"a": [1, float("nan")]}, {"a": {"b": float("inf")}}, {1: "x"}, {"a": [object()]},
+])
+def test_as_json_value_refuses_what_to_json_value_refuses(bad):
+    with pytest.raises(CanonicalizationError) as plain:
+        to_json_value(bad)
+    with pytest.raises(CanonicalizationError) as fast:
+        as_json_value(bad)
+    assert str(fast.value) == str(plain.value)
+
+
+def test_an_integral_float_is_still_an_integer_in_the_key():
+    body = {"messages": [], "temperature": 1.0, "top_p": 0.5}
+    assert as_json_value(body) is not body
+    assert type(as_json_value(body)["temperature"]) is int
+    assert digest(body) == digest({"messages": [], "temperature": 1, "top_p": 0.5})
+
+
+# -- echoed ids: rewritten only where they occur -----------------------------------------------
+def reference_normalise(request: dict[str, Any]) -> dict[str, Any]:
+    """The definition before copy-on-write: every message copied, then ids replaced."""
+    body = request["body"]
+    ids: dict[str, str] = {}
+
+    def ordinal(raw: object) -> object:
+        return ids.setdefault(raw, f"call#{len(ids)}") if isinstance(raw, str) else raw
+
+    out = []
+    for message in body["messages"]:
+        if not isinstance(message, dict):
+            out.append(message)
+            continue
+        message = dict(message)
+        if isinstance(message.get("tool_calls"), list):
+            message["tool_calls"] = [{**c, "id": ordinal(c.get("id"))} if isinstance(c, dict)
+                                     else c for c in message["tool_calls"]]
+        if "tool_call_id" in message:
+            message["tool_call_id"] = ordinal(message["tool_call_id"])
+        out.append(message)
+    return {**request, "body": {**body, "messages": out}}
+
+
+def chat_message(rng: random.Random) -> Any:
+    roll = rng.random()
+    if roll < 0.5:
+        return {"role": rng.choice(["user", "assistant", "system"]), "content": leaf(rng, False)}
+    if roll < 0.7:
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": rng.choice(["call_a", "call_b", None, 3]), "type": "function"}
+            for _ in range(rng.randint(0, 2))] + ([None] if rng.random() < 0.1 else [])}
+    if roll < 0.9:
+        return {"role": "tool", "tool_call_id": rng.choice(["call_a", "call_b", 7]),
+                "content": "r"}
+    return rng.choice(["bare", None, {"role": "user", "tool_calls": None}])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_echoed_ids_copy_on_write_equals_the_plain_definition(seed):
+    rng = random.Random(seed)
+    for _ in range(400):
+        messages = [chat_message(rng) for _ in range(rng.randint(0, 8))]
+        request = {"method": "POST", "path": "/v1/chat/completions", "query": "",
+                   "body": {"model": "m", "messages": messages}}
+        snapshot = orjson.dumps(request)
+        normal = normalise_echoed_ids(request)
+        assert orjson.dumps(normal) == orjson.dumps(reference_normalise(request))
+        assert orjson.dumps(request) == snapshot, "the input was changed in place"
+        for new, old in zip(normal["body"]["messages"], messages, strict=True):
+            carries_ids = isinstance(old, dict) and ("tool_calls" in old or "tool_call_id" in old)
+            assert (new is old) != carries_ids
+
+
+# -- the exchange's request: canonical, redacted, hashed as the plain path does it -------------
+class _Seam:
+    library = "httpx"
+
+    def rebuild_error(self, error: dict[str, str]) -> BaseException:
+        return RuntimeError(error)
+
+
+def plain_request(redactor: Redactor, wire: WireRequest) -> Any:
+    """The request key by the plain definition: parse, copy to JSON data, ids, redact."""
+    try:
+        body: Any = to_json_value(orjson.loads(wire.content)) if wire.content else None
+    except orjson.JSONDecodeError:
+        body = {"$bytes": wire.content.decode("utf-8", "replace")}
+    request = {"method": wire.method.upper(), "path": wire.path, "query": wire.query,
+               "body": body}
+    if isinstance(body, dict) and isinstance(body.get("messages"), list):
+        request = reference_normalise(request)
+    return redactor.scrub(request)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_recorded_request_keys_and_redacts_like_the_plain_path(seed):
+    rng = random.Random(seed)
+    redactor = Redactor((("MY_TOKEN", NAMED),))
+    session = Session(None, redactor)
+    for i in range(300):
+        secrets = rng.random() < 0.5
+        if rng.random() < 0.5:
+            body: Any = {"model": "m", "messages": [
+                chat_message(rng) if rng.random() < 0.5
+                else {"role": "user", "content": leaf(rng, secrets)}
+                for _ in range(rng.randint(0, 6))], "temperature": rng.choice([1.0, 0.7, 1])}
+        else:
+            body = value(rng, secrets=secrets)
+        content = orjson.dumps(body) if rng.random() < 0.9 else b"not json " + NAMED.encode()
+        path = rng.choice(["/v1/chat/completions", "/v1/other", "/api"])
+        query = rng.choice(["", "a=1", "api_key=hunter22", "token=" + NAMED])
+        wire = WireRequest("post", "http", "127.0.0.1", 8080, path, query, content)
+        call = Exchange(session, wire, _Seam()).call
+        expected = plain_request(redactor, wire)
+        if call.kind == "tool":
+            expected = {"tool": "http", "arguments": expected}
+        key = orjson.dumps(call.request, option=orjson.OPT_SORT_KEYS)
+        assert key == orjson.dumps(expected, option=orjson.OPT_SORT_KEYS), i
+        assert call.request_hash == digest(expected)
+        for secret in (NAMED, "A" * 24, "B" * 16, "c" * 36, "hunter22",
+                       "abcdefghijklmnopqrstuvwxyz012345", "xoxb-1234567890"):
+            assert secret.encode() not in key, (i, secret)
+
+
+# -- response headers, one pass -------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(3))
+def test_kept_header_items_equals_the_mapping_lookups(seed):
+    rng = random.Random(seed)
+    names = ["Content-Type", "content-type", "Retry-After", "x-request-id", "X-Request-Id",
+             "request-id", "date", "server", "x-should-retry", "retry-after-ms", "set-cookie"]
+    for _ in range(300):
+        raw = [(rng.choice(names), rng.choice(["a", "b, c", "1", ""]))
+               for _ in range(rng.randint(0, 8))]
+        headers = httpx.Headers(raw)
+        fast = kept_header_items(headers.multi_items())
+        assert fast == kept_headers(headers)
+        assert list(fast) == list(kept_headers(headers))  # same order too
