@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -34,10 +34,19 @@ MIN_TEXT = 4  # shorter texts ("ok", "") are too common to mean a dependency
 # (entry count, and only texts up to MEMO_MAX_TEXT characters are kept).
 MEMO_ENTRIES = 4096
 MEMO_MAX_TEXT = 32_768
+class MessageValues(NamedTuple):
+    """What one message text carries (memoised by content: a conversation re-sends it)."""
+
+    whole: str | None  # the fingerprint of the whole text
+    parts: list[str]  # the fingerprints of its parts, as part_fps()
+    values: tuple[str, ...]  # both, each once (what the graph looks up)
+    part_set: frozenset[str]  # its parts, to tell what a reply echoes
+
+
 _normalised: dict[str, str] = {}
 _text_fingerprints: dict[tuple[str, str], str | None] = {}
 _part_fingerprints: dict[str, list[str]] = {}
-_message_fingerprints: dict[str, tuple[str | None, list[str]]] = {}
+_message_fingerprints: dict[str, MessageValues] = {}
 _MISSING = object()
 
 
@@ -84,16 +93,16 @@ def produced(event: Event) -> list[str]:
     if event.type is EventType.AGENT_ACTION:
         body = (event.response or {}).get("body") if isinstance(event.response, dict) else None
         for message in reply_messages(body):
-            text = _text(message.get("content"))
+            text = text_of(message.get("content"))
             out.append(fingerprint("text", text))
             leaves = _json_leaves(message.get("content"))
             out.extend(fingerprint("text", leaf) for leaf in leaves)
             for call in message.get("tool_calls") or []:
                 out.append(fingerprint("id", call.get("id")))
-                out.append(_call_fp(call.get("function") or {}))
+                out.append(call_fp(call.get("function") or {}))
             if text:
                 texts.append(text)
-                out.extend(_call_fp(action) for action in react_actions(text))
+                out.extend(call_fp(action) for action in react_actions(text))
             texts.extend(leaves)
     elif event.type is EventType.TOOL_RESULT and isinstance(event.response, dict):
         value = event.response.get("value")
@@ -104,7 +113,7 @@ def produced(event: Event) -> list[str]:
         if isinstance(error, dict):
             out.append(fingerprint("text", error.get("message")))
     if texts:
-        echoed = set(_request_parts(event.request)) if event.is_llm else set()
+        echoed = _request_part_set(event.request) if event.is_llm else frozenset()
         out.extend(fp for text in texts for fp in part_fps(text) if fp not in echoed)
     return [fp for fp in out if fp]
 
@@ -135,10 +144,17 @@ def _part_fps(text: str) -> list[str]:
         pieces.append(line)
         pieces.extend(_SENTENCE_END.split(line))
     out = []
+    done: dict[str, str | None] = {}  # a text repeats its sentences (a line is one, too)
     for piece in pieces:
-        flat = normalise(piece)
-        if len(flat) >= MIN_PART:
-            out.append("part:" + hashlib.sha256(flat.encode()).hexdigest()[:32])
+        found = done.get(piece, _MISSING)
+        if found is _MISSING:
+            flat = normalise(piece)
+            found = done[piece] = (
+                "part:" + hashlib.sha256(flat.encode()).hexdigest()[:32]
+                if len(flat) >= MIN_PART else None
+            )
+        if found is not None:
+            out.append(found)
     return out
 
 
@@ -158,18 +174,34 @@ def _request_parts(request: Any) -> list[str]:
     out: list[str] = []
     for message in request["body"].get("messages") or []:
         if isinstance(message, dict):
-            text = _text(message.get("content"))
+            text = text_of(message.get("content"))
             if text:
                 out.extend(part_fps(text))
     return out
 
 
-def _message_fps(text: str) -> tuple[str | None, list[str]]:
+def _request_part_set(request: Any) -> frozenset[str]:
+    """The set of _request_parts() (a union of memoised sets: no fingerprint is looked up
+    again for a re-sent message)."""
+    if not isinstance(request, dict) or not isinstance(request.get("body"), dict):
+        return frozenset()
+    sets = []
+    for message in request["body"].get("messages") or []:
+        if isinstance(message, dict):
+            text = text_of(message.get("content"))
+            if text:
+                sets.append(message_values(text).part_set)
+    return frozenset().union(*sets)
+
+
+def message_values(text: str) -> MessageValues:
     """The text fingerprint and the part fingerprints of one message text (one memo lookup
-    for both: every call of a conversation asks for every re-sent message)."""
+    for all: every call of a conversation asks for every re-sent message)."""
     known = _message_fingerprints.get(text)
     if known is None:
-        known = (fingerprint("text", text), part_fps(text))
+        whole, parts = fingerprint("text", text), part_fps(text)
+        values = tuple(dict.fromkeys(fp for fp in (whole, *parts) if fp))
+        known = MessageValues(whole, parts, values, frozenset(parts))
         _remember(_message_fingerprints, text, known)
     return known
 
@@ -183,15 +215,15 @@ def consumed(event_type: EventType, request: Any, meta: dict[str, Any]) -> list[
         chat = (format_of_request(request) or WireFormat.CHAT) is WireFormat.CHAT
         parts: list[str] = []
         for message in chat_messages(request):
-            text = _text(message.get("content"))
+            text = text_of(message.get("content"))
             if chat and text:
-                whole, pieces = _message_fps(text)
+                whole, pieces, _, _ = message_values(text)
                 out.append(whole)
                 parts.extend(pieces)
             else:
                 out.append(fingerprint("text", text))
             for call in message.get("tool_calls") or []:
-                out.append(_call_fp(call.get("function") or {}))
+                out.append(call_fp(call.get("function") or {}))
         out.extend(parts if chat else _request_parts(request))
     elif event_type is EventType.TOOL_CALL:
         out.append(fingerprint("id", meta.get("call_id")))
@@ -209,7 +241,7 @@ def quoted_texts(event: Event) -> list[str]:
     if event.type is EventType.AGENT_ACTION and isinstance(event.response, dict):
         for message in reply_messages(event.response.get("body")):
             content = message.get("content")
-            text = _text(content)
+            text = text_of(content)
             if text:
                 out.append(normalise(text))
             out.extend(normalise(leaf) for leaf in _json_leaves(content))
@@ -232,13 +264,13 @@ def request_parts(request: Any) -> list[str]:
     """The non-empty whitespace-normalised message texts of a chat request (memoised)."""
     parts = []
     for message in chat_messages(request):
-        part = normalise(_text(message.get("content")) or "")
+        part = normalise(text_of(message.get("content")) or "")
         if part:
             parts.append(part)
     return parts
 
 
-def _call_fp(function: dict[str, Any]) -> str | None:
+def call_fp(function: dict[str, Any]) -> str | None:
     arguments = function.get("arguments")
     if isinstance(arguments, str):
         try:
@@ -248,7 +280,7 @@ def _call_fp(function: dict[str, Any]) -> str | None:
     return fingerprint("call", [function.get("name"), arguments])
 
 
-def _text(content: Any) -> str | None:
+def text_of(content: Any) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, list):

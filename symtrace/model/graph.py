@@ -44,12 +44,38 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from symtrace.model.dataflow import consumed, produced, quoted_texts, request_parts, request_text
+from symtrace.model.dataflow import (
+    MEMO_MAX_TEXT,
+    call_fp,
+    consumed,
+    message_values,
+    normalise,
+    produced,
+    quoted_texts,
+    request_parts,
+    text_of,
+)
 from symtrace.model.events import Edge, EdgeKind, Event, EventType
+from symtrace.model.llm_wire import WireFormat, chat_messages, format_of_request
 from symtrace.model.quotes import QuoteIndex
 
 MAX_PRODUCERS = 4  # recent producers kept per value (to tell identical values apart)
 MAX_QUOTED_PRODUCERS = 256  # bound the substring scan to the most recent producers
+MAX_MESSAGES = 4096  # message texts whose producers are kept resolved (cleared whole beyond)
+
+
+class _Message:
+    """A chat message text and the producers of the values it carries, kept resolved while
+    none of those values gets a new producer (a conversation re-sends each message on every
+    call: one lookup instead of a fingerprint lookup and a resolution per value)."""
+
+    __slots__ = ("part", "several", "single", "values")
+
+    def __init__(self, text: str) -> None:
+        self.values = message_values(text).values
+        self.part = normalise(text)  # what quote detection reads (request_parts())
+        self.single: frozenset[str] | None = None  # None: to resolve (again)
+        self.several: tuple[tuple[str, ...], ...] = ()  # producer lists to resolve per call
 
 
 class GraphBuilder:
@@ -64,6 +90,8 @@ class GraphBuilder:
         self._caused: dict[str, set[str]] = {}  # lane -> the lanes whose turns it caused
         self._parents: dict[str, frozenset[str]] = {}
         self._order: dict[str, int] = {}
+        self._messages: dict[str, _Message] = {}  # chat message text -> its resolved values
+        self._holding: dict[str, list[_Message]] = {}  # value -> the messages carrying it
         self._lock = threading.Lock()
 
     def parents_for(
@@ -85,13 +113,14 @@ class GraphBuilder:
             candidates = set(self._sources(event_type, lane, request, meta, dispatched_by))
             candidates.discard(event_id)
             edges: dict[str, EdgeKind] = {}
-            for source in sorted(candidates, key=lambda c: -self._order.get(c, -1)):
-                if not any(source in self._parents.get(kept, ()) for kept in edges):
+            implied: set[str] = set()  # the parents of the kept sources
+            order, parents = self._order, self._parents
+            for source in sorted(candidates, key=lambda c: -order.get(c, -1)):
+                if source not in implied:
                     edges[source] = EdgeKind.DATA
+                    implied.update(parents.get(source, ()))
             previous = self._lane_last.get(lane)
-            if previous is not None and previous not in edges and not any(
-                previous in self._parents.get(kept, ()) for kept in edges
-            ):
+            if previous is not None and previous not in edges and previous not in implied:
                 edges[previous] = EdgeKind.CONTROL
             edges.update(cause_edges(event_id, lane, dispatched_by, self._lane_last,
                                      self._parents, edges))
@@ -123,21 +152,105 @@ class GraphBuilder:
 
     def _sources(self, event_type: EventType, lane: str, request: Any, meta: dict[str, Any],
                  causes: Sequence[str]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        fps = consumed(event_type, request, meta)
-        if event_type is EventType.TOOL_CALL and fps and fps[0] in self._producers:
-            fps = fps[:1]  # the provider's call id names the asking reply exactly
-        for fp in fps:
-            source = self._producer(fp, lane, causes)
-            if source is not None:
-                out.setdefault(source, "value")
+        if event_type is EventType.AGENT_ACTION and _is_chat(request):
+            values, parts = self._chat_values(request, lane, causes)
+            out = dict.fromkeys(values, "value")
+        else:
+            out = {}
+            fps = consumed(event_type, request, meta)
+            if event_type is EventType.TOOL_CALL and fps and fps[0] in self._producers:
+                fps = fps[:1]  # the provider's call id names the asking reply exactly
+            for fp in fps:
+                source = self._producer(fp, lane, causes)
+                if source is not None:
+                    out.setdefault(source, "value")
+            parts = request_parts(request)
         if event_type is EventType.AGENT_ACTION and len(self._quoted):
             # = `text in request_text(request)` for each of the latest producers, without
             # rescanning the re-sent history on every call (symtrace.model.quotes)
             lo = max(0, len(self._quoted) - MAX_QUOTED_PRODUCERS)
-            found = self._quoted.quoted(request_parts(request), lo)
-            for source in self._quote_sources(found, request, lane, causes):
-                out.setdefault(source, "quote")
+            found = self._quoted.quoted(parts, lo)
+            if found:
+                for source in self._quote_sources(found, parts, lane, causes):
+                    out.setdefault(source, "quote")
+        return out
+
+    def _chat_values(self, request: dict[str, Any], lane: str, causes: Sequence[str]
+                     ) -> tuple[set[str], list[str]]:
+        """The producers of the values a chat request carries (= _producer() of each of
+        consumed()), and its message parts for quote detection (= request_parts()).
+
+        Each message text's producers are kept resolved (_Message) until one of its values
+        gets a new producer (_register()); a value produced several times is resolved per
+        call, in the call's causal context.
+        """
+        values: set[str] = set()
+        several: list[tuple[str, ...]] = []
+        parts: list[str] = []
+        calls: list[str | None] = []
+        messages = self._messages
+        for message in chat_messages(request):
+            text = text_of(message.get("content"))
+            if text:
+                known = messages.get(text)
+                if known is None:
+                    known = self._learn(text)
+                if known.single is None:
+                    self._resolve(known)
+                values.update(known.single)  # type: ignore[arg-type]  # resolved above
+                if known.several:
+                    several.extend(known.several)
+                if known.part:
+                    parts.append(known.part)
+            tool_calls = message.get("tool_calls")
+            if tool_calls:
+                calls.extend(call_fp(call.get("function") or {}) for call in tool_calls)
+        for fp in calls:
+            producers = self._producers.get(fp) if fp else None
+            if producers:
+                several.append(producers)
+        if several:
+            values.update(self._latest_related(several, lane, causes))
+        return values, parts
+
+    def _learn(self, text: str) -> _Message:
+        message = _Message(text)
+        if len(text) > MEMO_MAX_TEXT:
+            return message  # resolved for this call only
+        if len(self._messages) >= MAX_MESSAGES:
+            self._messages.clear()  # a new phase of the run: the old texts are rarely re-sent
+            self._holding.clear()
+        self._messages[text] = message
+        for fp in message.values:
+            self._holding.setdefault(fp, []).append(message)
+        return message
+
+    def _resolve(self, message: _Message) -> None:
+        single: set[str] = set()
+        several: list[tuple[str, ...]] = []
+        for fp in message.values:
+            producers = self._producers.get(fp)
+            if producers:
+                if len(producers) == 1:
+                    single.add(producers[0])
+                else:
+                    several.append(producers)
+        message.single, message.several = frozenset(single), tuple(several)
+
+    def _latest_related(self, several: list[tuple[str, ...]], lane: str,
+                        causes: Sequence[str]) -> set[str]:
+        """_producer() of values with these producers, the causal context computed once."""
+        out = set()
+        context = None
+        for producers in several:
+            if len(producers) == 1:
+                out.add(producers[0])
+                continue
+            if context is None:
+                context = context_of(lane, causes, self._caused)
+            exact, trees = context
+            related = [p for p in producers if in_context(self._lane_of.get(p, ""), exact, trees)]
+            out.add(related[-1] if related else producers[-1])
         return out
 
     def _producer(self, fp: str, lane: str, causes: Sequence[str]) -> str | None:
@@ -154,29 +267,30 @@ class GraphBuilder:
         related = self._related(producers, lane, causes)
         return related[-1] if related else producers[-1]
 
-    def _quote_sources(self, found: set[int], request: Any, lane: str, causes: Sequence[str]
-                       ) -> set[str]:
+    def _quote_sources(self, found: set[int], parts: list[str], lane: str,
+                       causes: Sequence[str]) -> set[str]:
         """The events whose quoted texts (indices *found*) a request contains.
 
         Longest first: a text found only inside a longer quoted text ("... for day" inside
         "... for day plan") is that text's content, not a quote of its own. A text produced by
         several events is resolved inside the call's causal context (_related()).
         """
-        by_text: dict[str, list[str]] = {}
+        quoted, quoted_by = self._quoted.texts, self._quoted_by
+        by_text: dict[str, list[str]] = {}  # each text's producers, oldest first
         for index in sorted(found):
-            by_text.setdefault(self._quoted.texts[index], []).append(self._quoted_by[index])
-        texts = sorted(by_text, key=lambda t: (-len(t), t))
-        nested = any(short in long for i, long in enumerate(texts) for short in texts[i + 1:])
-        rest = request_text(request) if nested else ""
+            by_text.setdefault(quoted[index], []).append(quoted_by[index])
+        texts = sorted(by_text, key=len, reverse=True)  # a text is only inside a longer one
+        if any(short in long for i, long in enumerate(texts) for short in texts[i + 1:]):
+            texts = _unnested(sorted(texts, key=lambda t: (-len(t), t)), " ".join(parts))
         out: set[str] = set()
         for text in texts:
-            if nested:
-                if text not in rest:
-                    continue
-                rest = rest.replace(text, "\x00")
-            related = self._related(by_text[text], lane, causes)
+            sources = by_text[text]
+            if len(sources) < 2:  # no choice to make (_related() is [])
+                out.update(sources)
+                continue
+            related = self._related(sources, lane, causes)
             if not related:
-                out.update(by_text[text])
+                out.update(sources)
             else:
                 # a call that names its causes reads the latest copy inside them; one that
                 # names none (a CrewAI manager reading a coworker's answer, which is both
@@ -211,12 +325,31 @@ class GraphBuilder:
         for fp in produced(event):
             known = tuple(p for p in self._producers.get(fp, ()) if p != event.id)
             self._producers[fp] = (*known[-(MAX_PRODUCERS - 1):], event.id)
+            for message in self._holding.get(fp, ()):
+                message.single = None  # its producers changed: resolve again when re-sent
         for text in quoted_texts(event):
             self._quoted.add(text)
             self._quoted_by.append(event.id)
 
 
 MAX_CONTEXT_LANES = 256  # bound the walk through delegations (a long-running hub, say)
+
+
+def _unnested(texts: list[str], joined: str) -> list[str]:
+    """The *texts* (longest first) still found in *joined* (= request_text()) once each
+    longer one is taken out of it: those quoted in their own right."""
+    out = []
+    rest = joined
+    for text in texts:
+        if text in rest:
+            out.append(text)
+            rest = rest.replace(text, "\x00")
+    return out
+
+
+def _is_chat(request: Any) -> bool:
+    return isinstance(request, dict) and (
+        (format_of_request(request) or WireFormat.CHAT) is WireFormat.CHAT)
 
 
 def context_of(lane: str, causes: Iterable[str], caused: dict[str, set[str]]

@@ -35,7 +35,6 @@ class QuoteIndex:
         self._lasts: list[str] = []
         self._in_part: dict[str, list[Any]] = {}
         self._junction: dict[tuple[str, str], list[Any]] = {}
-        self._edges: dict[str, tuple[str, str]] = {}  # part -> (its first word, its last word)
         self._lock = threading.Lock()
 
     def add(self, text: str) -> int:
@@ -55,51 +54,59 @@ class QuoteIndex:
         with self._lock:
             texts, end = self.texts, len(self.texts)
             found: set[int] = set()
-            in_part = self._in_part
-            for part in parts:  # inside one part (inlined: this loop runs per message per call)
+            maybe: set[int] = set()  # texts that may cover the space between two parts
+            in_part, junctions = self._in_part, self._junction
+            previous = None
+            for part in parts:  # one pass (inlined: it runs per message per call)
                 entry = in_part.get(part)
                 if entry is None:
-                    entry = self._entry(in_part, part, lo)
-                start, stop, hits = entry
+                    entry = self._part_entry(part, lo)
+                start, stop, hits, first, last = entry
                 if stop < end or lo < start:  # texts added since it was last seen
-                    for i in _unchecked(start, stop, lo, end):
+                    for i in _unchecked(start, stop, lo, end) if lo < start else range(
+                            stop if stop > lo else lo, end):
                         if texts[i] in part:
                             hits.add(i)
                     entry[0], entry[1] = min(start, lo), end
                 if hits:
                     found |= hits
-            maybe: set[int] = set()
-            firsts, lasts, junctions = self._firsts, self._lasts, self._junction
-            previous = None
-            for part in parts:  # covering the space between two parts
-                edges = self._edges.get(part)
-                if edges is None:
-                    if len(self._edges) >= MEMO_ENTRIES:
-                        self._edges.clear()
-                    edges = self._edges[part] = (part.split(" ", 1)[0], part.rsplit(" ", 1)[-1])
                 if previous is not None:
-                    last, first = previous, edges[0]
-                    key = (last, first)
-                    entry = junctions.get(key)
-                    if entry is None:
-                        entry = self._entry(junctions, key, lo)
-                    start, stop, hits = entry
-                    if stop < end or lo < start:
-                        junction = f" {last} {first} "
-                        for i in _unchecked(start, stop, lo, end):
-                            text = texts[i]
-                            if " " in text and (junction in text or last.endswith(firsts[i])
-                                                or first.startswith(lasts[i])):
-                                hits.add(i)
-                        entry[0], entry[1] = min(start, lo), end
-                    if hits:
-                        maybe |= hits
-                previous = edges[1]
+                    key = (previous, first)
+                    junction = junctions.get(key)
+                    if junction is None:
+                        junction = self._entry(junctions, key, lo)
+                    if junction[1] < end or lo < junction[0]:
+                        self._check_junction(junction, previous, first, lo, end)
+                    if junction[2]:
+                        maybe |= junction[2]
+                previous = last
             maybe -= found
             if maybe:
                 haystack = " ".join(parts)
                 found.update(i for i in maybe if texts[i] in haystack)
             return {i for i in found if i >= lo} if lo else found
+
+    def _check_junction(self, entry: list[Any], last: str, first: str, lo: int, end: int
+                        ) -> None:
+        """Extend a junction entry to the texts [lo, end): those that could cover the space
+        between a part ending in *last* and the next one starting with *first*."""
+        start, stop, hits = entry
+        texts, firsts, lasts = self.texts, self._firsts, self._lasts
+        junction = f" {last} {first} "
+        for i in _unchecked(start, stop, lo, end):
+            text = texts[i]
+            if " " in text and (junction in text or last.endswith(firsts[i])
+                                or first.startswith(lasts[i])):
+                hits.add(i)
+        entry[0], entry[1] = min(start, lo), end
+
+    def _part_entry(self, part: str, lo: int) -> list[Any]:
+        """`[start, stop, hits, first word, last word]` of a part (_entry())."""
+        if len(self._in_part) >= MEMO_ENTRIES:
+            self._in_part.clear()
+        entry = self._in_part[part] = [lo, lo, set(), part.split(" ", 1)[0],
+                                       part.rsplit(" ", 1)[-1]]
+        return entry
 
     @staticmethod
     def _entry(memo: dict[Any, list[Any]], key: object, lo: int) -> list[Any]:

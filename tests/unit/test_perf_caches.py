@@ -379,9 +379,9 @@ def _reference_consumed(request):
 
     out = []
     for message in chat_messages(request):
-        out.append(dataflow.fingerprint("text", dataflow._text(message.get("content"))))
+        out.append(dataflow.fingerprint("text", dataflow.text_of(message.get("content"))))
         for call in message.get("tool_calls") or []:
-            out.append(dataflow._call_fp(call.get("function") or {}))
+            out.append(dataflow.call_fp(call.get("function") or {}))
     out.extend(dataflow._request_parts(request))
     return [fp for fp in out if fp]
 

@@ -1,0 +1,264 @@
+"""The graph's caches derive exactly what the plain definition does (model/graph.py docstring).
+
+GraphBuilder keeps each chat message's producers resolved until one of its values gets a new
+producer, and finds quoted texts with a per-message index (model/quotes.py). `PlainGraph` below
+derives parents the plain way: every consumed value looked up on every call, every quoted text
+searched for in the whole request text. Random runs with repeated values on several lanes,
+causes, tool calls, texts quoted inside (or across) messages, and replies completing out of
+order must give identical parents and sources; a cache left stale would make them differ.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from symtrace.model import dataflow
+from symtrace.model import graph as graph_module
+from symtrace.model.canonical import canonical_http_request
+from symtrace.model.dataflow import consumed, produced, quoted_texts, request_text
+from symtrace.model.events import Edge, EdgeKind, Event, EventType
+from symtrace.model.graph import (
+    MAX_PRODUCERS,
+    GraphBuilder,
+    cause_edges,
+    context_of,
+    in_context,
+)
+
+from ._support import chat_request, chat_response
+
+
+class PlainGraph:
+    """Parents by the definition: no memo, no index, a scan of the request per quoted text."""
+
+    def __init__(self, max_quoted: int) -> None:
+        self.max_quoted = max_quoted
+        self.producers: dict[str, list[str]] = {}
+        self.lane_of: dict[str, str] = {}
+        self.quoted: list[tuple[str, str]] = []  # (text, the event that produced it)
+        self.lane_last: dict[str, str] = {}
+        self.caused: dict[str, set[str]] = {}
+        self.parents: dict[str, frozenset[str]] = {}
+        self.order: dict[str, int] = {}
+
+    def in_context_of(self, lane: str, causes: Sequence[str], sources: list[str]) -> list[str]:
+        exact, trees = context_of(lane, causes, self.caused)
+        return [s for s in sources if in_context(self.lane_of.get(s, ""), exact, trees)]
+
+    def sources(self, kind: EventType, lane: str, request: Any, meta: dict[str, Any],
+                causes: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        fps = consumed(kind, request, meta)
+        if kind is EventType.TOOL_CALL and fps and fps[0] in self.producers:
+            fps = fps[:1]
+        for fp in fps:
+            producers = self.producers.get(fp, [])
+            related = self.in_context_of(lane, causes, producers) if len(producers) > 1 else []
+            if producers:
+                out.setdefault((related or producers)[-1], "value")
+        if kind is EventType.AGENT_ACTION:
+            whole = request_text(request)
+            window = self.quoted[max(0, len(self.quoted) - self.max_quoted):]
+            by_text: dict[str, list[str]] = {}
+            for text, source in window:
+                if text in whole:
+                    by_text.setdefault(text, []).append(source)
+            for text in sorted(by_text, key=lambda t: (-len(t), t)):
+                if text not in whole:
+                    continue  # only inside a longer quoted text: its content
+                whole = whole.replace(text, "\x00")
+                copies = by_text[text]
+                related = self.in_context_of(lane, causes, copies) if len(copies) > 1 else []
+                for source in (related[-1:] if causes else related) if related else copies:
+                    out.setdefault(source, "quote")
+        return out
+
+    def parents_for(self, event_id: str, kind: EventType, lane: str, request: Any,
+                    meta: dict[str, Any], causes: Sequence[str]) -> tuple[Edge, ...]:
+        for cause in causes:
+            if cause != lane:
+                self.caused.setdefault(cause, set()).add(lane)
+        newest_first = sorted(set(self.sources(kind, lane, request, meta, causes)) - {event_id},
+                              key=lambda c: -self.order.get(c, -1))
+        edges: dict[str, EdgeKind] = {}
+        for source in newest_first:
+            if all(source not in self.parents.get(kept, ()) for kept in edges):
+                edges[source] = EdgeKind.DATA
+        previous = self.lane_last.get(lane)
+        if previous and previous not in edges and all(
+                previous not in self.parents.get(kept, ()) for kept in edges):
+            edges[previous] = EdgeKind.CONTROL
+        edges.update(cause_edges(event_id, lane, causes, self.lane_last, self.parents, edges))
+        self.lane_last[lane] = event_id
+        self.parents[event_id] = frozenset(edges)
+        self.order.setdefault(event_id, len(self.order))
+        return tuple(Edge(source, kind) for source, kind in sorted(edges.items()))
+
+    def completed(self, event: Event) -> None:
+        self.order.setdefault(event.id, len(self.order))
+        self.parents.setdefault(event.id, frozenset(event.parent_ids))
+        self.lane_of[event.id] = event.lane
+        for fp in produced(event):
+            kept = [p for p in self.producers.get(fp, []) if p != event.id]
+            self.producers[fp] = [*kept, event.id][-MAX_PRODUCERS:]
+        self.quoted.extend((text, event.id) for text in quoted_texts(event))
+
+
+# -- random runs: few distinct sentences, so values repeat, nest and cross message bounds ----
+SENTENCES = [
+    "The museum opens at ten.", "Porto has a tram line!", "Check the quarterly figures?",
+    "The museum opens at ten. Porto has a tram line!", "ok", "Final Answer: ten o'clock.",
+    '{"plan": "Porto has a tram line!", "next": "writer"}',
+]
+LANES = ["a", "b", "a/tool#0", "c", "c/sub"]
+CALL_IDS = ["call_1", "call_2", "call_3"]
+
+text = st.lists(st.sampled_from(SENTENCES), min_size=1, max_size=3).flatmap(
+    lambda parts: st.sampled_from([" ", "\n", "  "]).map(lambda sep: sep.join(parts)))
+# a message: new text, an earlier produced text whole, or inside a longer message, or split
+# in two messages at a space (a quote covering the space between them)
+message = st.one_of(
+    text.map(lambda t: ("text", t)),
+    st.integers(0, 99).map(lambda k: ("echo", k)),
+    st.tuples(st.integers(0, 99), text).map(lambda kt: ("inside", kt)),
+    st.tuples(st.integers(0, 99), st.integers(0, 99)).map(lambda kc: ("split", kc)),
+    st.sampled_from(CALL_IDS).map(lambda c: ("calls", c)),  # an assistant tool-call message
+)
+step = st.fixed_dictionaries({
+    "kind": st.sampled_from(["llm", "llm", "llm", "tool"]),
+    "lane": st.sampled_from(LANES),
+    "causes": st.lists(st.sampled_from(LANES), max_size=2),
+    "messages": st.lists(message, max_size=5),
+    "reply": st.one_of(st.none(), text, st.integers(0, 99)),
+    "call": st.one_of(st.none(), st.sampled_from(CALL_IDS)),
+    "deferred": st.booleans(),  # completes after the next call started (concurrent calls)
+})
+
+
+def tool_calls(call_id: str) -> list[dict[str, Any]]:
+    return [{"id": call_id, "type": "function",
+             "function": {"name": "lookup", "arguments": f'{{"q": "{call_id}"}}'}}]
+
+
+def request_of(items: list[tuple[str, Any]], produced_texts: list[str]) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = []
+    for item in messages_of(items, produced_texts):
+        if isinstance(item, tuple):
+            messages.append({"role": "assistant", "content": None,
+                             "tool_calls": tool_calls(item[1])})
+        else:
+            messages.append({"role": "user", "content": item})
+    return canonical_http_request("POST", "/v1/chat/completions", "",
+                                  {"model": "m", "messages": messages})
+
+
+def messages_of(items: list[tuple[str, Any]], produced_texts: list[str]) -> list[Any]:
+    out: list[Any] = []
+    for kind, value in items:
+        if kind == "calls":
+            out.append((kind, value))
+        elif kind == "text":
+            out.append(value)
+        elif produced_texts and kind == "echo":
+            out.append(produced_texts[value % len(produced_texts)])
+        elif produced_texts and kind == "inside":
+            out.append(f"Earlier: {produced_texts[value[0] % len(produced_texts)]} {value[1]}")
+        elif produced_texts and kind == "split":
+            words = produced_texts[value[0] % len(produced_texts)].split(" ")
+            cut = value[1] % len(words)
+            out.extend(m for m in (" ".join(words[:cut]), " ".join(words[cut:])) if m)
+    return out
+
+
+def reply_of(spec: dict[str, Any], produced_texts: list[str]) -> dict[str, Any]:
+    reply = spec["reply"]
+    if isinstance(reply, int):
+        reply = produced_texts[reply % len(produced_texts)] if produced_texts else None
+    return chat_response(reply, tool_calls(spec["call"]) if spec["call"] else None)
+
+
+def drive(steps: list[dict[str, Any]], max_quoted: int) -> None:
+    """Run both derivations side by side over *steps*, asserting equal answers throughout."""
+    graph, plain = GraphBuilder(), PlainGraph(max_quoted)
+    produced_texts: list[str] = []
+    pending: list[Event] = []
+    for n, spec in enumerate(steps):
+        lane, causes = spec["lane"], tuple(spec["causes"])
+        if spec["kind"] == "tool":
+            kind, request = EventType.TOOL_CALL, {"tool": "lookup",
+                                                  "arguments": {"q": spec["call"]}}
+            meta = {"tool": "lookup", "call_id": spec["call"]} if spec["call"] else {}
+        else:
+            kind, meta = EventType.AGENT_ACTION, {}
+            request = request_of(spec["messages"], produced_texts)
+        assert graph.sources(kind, lane, request, meta, causes) == plain.sources(
+            kind, lane, request, meta, causes)
+        ident = f"e{n:03d}"
+        edges = graph.parents_for(ident, kind, lane, request, meta, causes)
+        assert edges == plain.parents_for(ident, kind, lane, request, meta, causes), n
+        events = [Event(id=ident, position=n, type=kind, lane=lane, parents=edges,
+                        request=request, meta=meta)]
+        if kind is EventType.AGENT_ACTION:
+            events[0] = Event(id=ident, position=n, type=kind, lane=lane, parents=edges,
+                              request=request, response=reply_of(spec, produced_texts))
+        else:
+            value = spec["reply"] if isinstance(spec["reply"], str) else "Porto has a tram line!"
+            events.append(Event(id=f"r{n:03d}", position=n, type=EventType.TOOL_RESULT,
+                                lane=lane, parents=(Edge(ident, EdgeKind.CONTROL),),
+                                request=request, response={"value": value}))
+        ready, pending = (pending, events) if spec["deferred"] else ([*pending, *events], [])
+        for event in ready:
+            graph.completed(event)
+            plain.completed(event)
+            produced_texts.extend(quoted_texts(event))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(step, min_size=1, max_size=25))
+def test_cached_derivation_equals_the_plain_one(steps):
+    drive(steps, max_quoted=256)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(step, min_size=5, max_size=25))
+def test_cached_derivation_equals_the_plain_one_with_a_short_quote_window(steps):
+    saved = graph_module.MAX_QUOTED_PRODUCERS
+    graph_module.MAX_QUOTED_PRODUCERS = 3  # old texts leave the window (`lo` moves)
+    try:
+        drive(steps, max_quoted=3)
+    finally:
+        graph_module.MAX_QUOTED_PRODUCERS = saved
+
+
+def test_a_resent_message_follows_a_new_producer_of_its_value():
+    """A message resolved once is resolved again when one of its values gets a producer."""
+    graph = GraphBuilder()
+    request = chat_request("The museum opens at ten.")
+    assert graph.parents_for("e0", EventType.AGENT_ACTION, "a", request, {}) == ()
+    for n, lane in enumerate(["b", "b"], start=1):
+        graph.completed(Event(id=f"e{n}", position=n, type=EventType.AGENT_ACTION, lane=lane,
+                              request=chat_request("q"),
+                              response=chat_response("The museum opens at ten.")))
+        edges = graph.parents_for(f"x{n}", EventType.AGENT_ACTION, "a", request, {})
+        assert Edge(f"e{n}", EdgeKind.DATA) in edges  # the latest producer, not a cached one
+
+
+_PLAIN_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+@given(st.lists(st.sampled_from([*SENTENCES, "a. b", "x?! y", "\n", " . ", "Final Answer:"]),
+                max_size=6).map("".join))
+def test_part_fingerprints_equal_the_plain_definition(text):
+    pieces = [text.split("Final Answer:", 1)[1]] if "Final Answer:" in text else []
+    for line in text.splitlines():
+        pieces += [line, *_PLAIN_SENTENCE_END.split(line)]
+    flat = [" ".join(piece.split()) for piece in pieces]
+    expected = [dataflow.fingerprint("part", f) for f in flat if len(f) >= dataflow.MIN_PART]
+    assert dataflow._part_fps(text) == expected
+    request = chat_request(text, "The museum opens at ten.")
+    assert dataflow._request_part_set(request) == set(dataflow._request_parts(request))
