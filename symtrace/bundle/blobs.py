@@ -102,7 +102,7 @@ def _split_object(
 
 def _split_list(value: list[Any], store: Store, memo: SplitMemo | None) -> JSONValue:
     if len(value) >= CHAIN_MIN_ITEMS and all(isinstance(item, dict) for item in value):
-        return _chain([_split_item(item, store, memo) for item in value], store)
+        return _chain(_split_items(value, store, memo), store)
     items = [split(item, store, memo) for item in value]
     for new, item in zip(items, value, strict=True):
         if new is not item:
@@ -131,6 +131,29 @@ def _blob(data: bytes, store: Store) -> JSONValue:
     ref = sha256_ref(data)
     store(ref, data)
     return {REF_KEY: ref}
+
+
+def _split_items(
+    items: list[dict[str, Any]], store: Store, memo: SplitMemo | None
+) -> list[tuple[bytes, bool]]:
+    """The chain elements of a list of objects. With a memo, the whole list is looked up at
+    once (keys built and found by C-level maps: a re-sent conversation is mostly hits), and
+    only the misses go through _split_item one by one."""
+    if memo is None or set(map(type, items)) != {dict}:
+        return [_split_item(item, store, memo) for item in items]
+    try:
+        found = list(map(memo.get, map(tuple, map(dict.items, items))))
+    except TypeError:  # an element holding a list or an object: see _split_item
+        return [_split_item(item, store, memo) for item in items]
+    out: list[tuple[bytes, bool]] = []
+    for item, known in zip(items, found, strict=True):
+        if known is None:
+            out.append(_split_item(item, store, memo))
+            continue
+        for ref, blob in known[1]:
+            store(ref, blob)  # the writer skips refs already in its pack
+        out.append((known[0], True))
+    return out
 
 
 def _split_item(item: dict[str, Any], store: Store, memo: SplitMemo | None) -> tuple[bytes, bool]:
@@ -174,12 +197,13 @@ def _chain(items: list[tuple[bytes, bool]], store: Store) -> JSONValue:
     is symtrace's own framing and a ref."""
     previous = b"null"
     ref = ""
+    sha256 = hashlib.sha256
     for item, clean in items:
-        data = b"".join((b'{"$i":', item, b',"$p":', previous, b"}"))
-        hexdigest = hashlib.sha256(data).hexdigest()
+        data = b'{"$i":%b,"$p":%b}' % (item, previous)
+        hexdigest = sha256(data).hexdigest()
         ref = "sha256:" + hexdigest
         store(ref, data, clean)
-        previous = b'"sha256:' + hexdigest.encode() + b'"'
+        previous = b'"sha256:%b"' % hexdigest.encode()
     return {CHAIN_KEY: ref}
 
 
@@ -201,12 +225,14 @@ class SplitMemo:
     def __init__(self) -> None:
         self._known: dict[_MemoKey, _Split] = {}
         self._bytes = 0
-
-    def get(self, key: tuple[tuple[str, Any], ...]) -> _Split | None:
-        return self._known.get(key)  # type: ignore[arg-type]  # see _split_item
+        # The entry for an object's items, or None. The dict's own method (not a wrapper):
+        # _split_items maps it over a whole list at C level; clear() keeps the same dict.
+        self.get: Callable[[Any], _Split | None] = self._known.get
 
     def put(self, key: _MemoKey, value: _Split, size: int) -> None:
-        size += sum(len(k) + len(v) for k, v in key)
+        """Hold *value* for *key*: *size* bytes of split output, counted twice (the key's
+        strings are no longer than the bytes they were split into)."""
+        size *= 2
         if size > self.MAX_BYTES // 16:
             return  # a huge message: splitting it again is cheaper than holding it
         if len(self._known) >= self.MAX_ENTRIES or self._bytes + size > self.MAX_BYTES:
