@@ -294,8 +294,12 @@ class GraphBuilder:
         by_text: dict[str, list[str]] = {}  # each text's producers, oldest first
         for index in sorted(found):
             by_text.setdefault(quoted[index], []).append(quoted_by[index])
-        texts = sorted(by_text, key=len, reverse=True)  # a text is only inside a longer one
-        if any(short in long for i, long in enumerate(texts) for short in texts[i + 1:]):
+        texts = list(by_text)
+        # is a text inside another one? Normalised texts have no "\n": joined by it, a text
+        # occurs more than once exactly when it occurs inside another (one search each,
+        # not one per pair)
+        joined = "\n".join(texts)
+        if any(joined.count(text) > 1 for text in texts):
             texts = _unnested(sorted(texts, key=lambda t: (-len(t), t)), " ".join(parts))
         out: set[str] = set()
         for text in texts:
