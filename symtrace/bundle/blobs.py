@@ -17,6 +17,7 @@ reference is never ambiguous.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -47,49 +48,144 @@ def split(value: JSONValue, store: Store, memo: SplitMemo | None = None) -> JSON
 
     *memo* (one per writer) remembers how message-shaped objects were split, by content: a
     conversation re-sends the same messages on every call. The result is the same with or
-    without it, byte for byte.
+    without it, byte for byte. A part with nothing to split is returned as the same object
+    (not a copy): the caller only serialises the result.
     """
+    kind = type(value)
+    if kind is dict:
+        return _split_object(value, store, memo)[0]
+    if kind is list:
+        return _split_list(value, store, memo)
+    if kind is str:
+        return value if len(value) < BLOB_MIN_BYTES else _blob(canon(value), store)
+    if kind in _SCALARS:
+        return value
+    return _split_subclass(value, store, memo)
+
+
+# Exact types first (a type test per value is what recording pays per field): JSON from
+# orjson or the canonicaliser has no subclasses; anything else takes the isinstance path.
+_SCALARS = frozenset((int, float, bool, type(None)))
+
+
+def _split_object(
+    value: dict[str, Any], store: Store, memo: SplitMemo | None
+) -> tuple[JSONValue, bytes]:
+    """An object split bottom-up (its parts first, then itself if still 128 bytes or more),
+    and the canonical bytes of the result (a chain node holds them: not serialised twice).
+    Copied only when a part changed; scalar and short string parts cost one type test."""
+    inner = value
+    for key, item in value.items():
+        kind = type(item)
+        if kind is str:
+            if len(item) < BLOB_MIN_BYTES:
+                continue
+            new = _blob(canon(item), store)
+        elif kind is dict:
+            new = _split_object(item, store, memo)[0]
+        elif kind is list:
+            new = _split_list(item, store, memo)
+        elif kind in _SCALARS:
+            continue
+        else:
+            new = _split_subclass(item, store, memo)
+        if new is not item:
+            if inner is value:
+                inner = dict(value)
+            inner[key] = new
+    data = canon(inner)
+    if len(data) < BLOB_MIN_BYTES and not (len(value) == 1 and next(iter(value)) in RESERVED):
+        return inner, data
+    ref = _blob(data, store)
+    return ref, canon(ref)
+
+
+def _split_list(value: list[Any], store: Store, memo: SplitMemo | None) -> JSONValue:
+    if len(value) >= CHAIN_MIN_ITEMS and all(isinstance(item, dict) for item in value):
+        return _chain(_split_items(value, store, memo), store)
+    items = [split(item, store, memo) for item in value]
+    for new, item in zip(items, value, strict=True):
+        if new is not item:
+            return items
+    return value
+
+
+def _split_subclass(value: JSONValue, store: Store, memo: SplitMemo | None) -> JSONValue:
+    """The plain definition, for values of subclasses of the JSON types."""
     if isinstance(value, list):
         if len(value) >= CHAIN_MIN_ITEMS and all(isinstance(item, dict) for item in value):
             return _chain([_split_item(item, store, memo) for item in value], store)
         return [split(item, store, memo) for item in value]
     if isinstance(value, dict):
         inner = {key: split(item, store, memo) for key, item in value.items()}
-        return _maybe_blob(inner, store, force=is_ref(value))
+        data = canon(inner)
+        if len(data) < BLOB_MIN_BYTES and not is_ref(value):
+            return inner
+        return _blob(data, store)
     if isinstance(value, str) and len(value) >= BLOB_MIN_BYTES:
-        return _maybe_blob(value, store, force=False)
+        return _blob(canon(value), store)
     return value
 
 
-def _maybe_blob(value: JSONValue, store: Store, force: bool) -> JSONValue:
-    data = canon(value)
-    if not force and len(data) < BLOB_MIN_BYTES:
-        return value
+def _blob(data: bytes, store: Store) -> JSONValue:
     ref = sha256_ref(data)
     store(ref, data)
     return {REF_KEY: ref}
 
 
+def _split_items(
+    items: list[dict[str, Any]], store: Store, memo: SplitMemo | None
+) -> list[tuple[bytes, bool]]:
+    """The chain elements of a list of objects. With a memo, the whole list is looked up at
+    once (keys built and found by C-level maps: a re-sent conversation is mostly hits), and
+    only the misses go through _split_item one by one."""
+    if memo is None or set(map(type, items)) != {dict}:
+        return [_split_item(item, store, memo) for item in items]
+    try:
+        found = list(map(memo.get, map(tuple, map(dict.items, items))))
+    except TypeError:  # an element holding a list or an object: see _split_item
+        return [_split_item(item, store, memo) for item in items]
+    out: list[tuple[bytes, bool]] = []
+    for item, known in zip(items, found, strict=True):
+        if known is None:
+            out.append(_split_item(item, store, memo))
+            continue
+        for ref, blob in known[1]:
+            store(ref, blob)  # the writer skips refs already in its pack
+        out.append((known[0], True))
+    return out
+
+
 def _split_item(item: dict[str, Any], store: Store, memo: SplitMemo | None) -> tuple[bytes, bool]:
     """The canonical bytes of one list element, split (what its chain node holds), and
     whether they are known clean (memoised: written before)."""
-    if memo is None:
-        return canon(split(item, store)), False
+    if memo is None or type(item) is not dict:
+        return canon(split(item, store, memo)), False
+    # Only objects whose every value is a str are put in the memo, and a str never equals a
+    # number, None or a bool: a hit is the same content, byte for byte (1 == 1.0 == True
+    # would not be). An element holding a list or an object cannot be a key (TypeError).
+    try:
+        key = tuple(item.items())
+        known = memo.get(key)
+    except TypeError:
+        return _split_object(item, store, memo)[1], False
+    if known is not None:
+        for ref, blob in known[1]:
+            store(ref, blob)  # the writer skips refs already in its pack
+        return known[0], True
     for value in item.values():
         if type(value) is not str:
-            return canon(split(item, store, memo)), False
-    key = tuple(item.items())  # exact strings: equal keys are equal content, byte for byte
-    known = memo.get(key)
-    if known is None:
-        stored: list[tuple[str, bytes]] = []
-        data = canon(split(item, lambda ref, blob, known_clean=False: stored.append((ref, blob))))
-        memo.put(key, (data, tuple(stored)), len(data) + sum(len(blob) for _, blob in stored))
-        for ref, blob in stored:
-            store(ref, blob)
-        return data, False
-    for ref, blob in known[1]:
-        store(ref, blob)  # the writer skips refs already in its pack
-    return known[0], True
+            return _split_object(item, store, memo)[1], False
+    stored: list[tuple[str, bytes]] = []
+
+    def keep(ref: str, blob: bytes, known_clean: bool = False) -> None:
+        stored.append((ref, blob))
+
+    data = _split_object(item, keep, None)[1]
+    memo.put(key, (data, tuple(stored)), len(data) + sum(len(blob) for _, blob in stored))
+    for ref, blob in stored:
+        store(ref, blob)
+    return data, False
 
 
 def _chain(items: list[tuple[bytes, bool]], store: Store) -> JSONValue:
@@ -100,12 +196,14 @@ def _chain(items: list[tuple[bytes, bool]], store: Store) -> JSONValue:
     serialised a second time. A node around a known-clean element is known clean: the rest
     is symtrace's own framing and a ref."""
     previous = b"null"
-    ref = None
+    ref = ""
+    sha256 = hashlib.sha256
     for item, clean in items:
-        data = b'{"$i":' + item + b',"$p":' + previous + b"}"
-        ref = sha256_ref(data)
+        data = b'{"$i":%b,"$p":%b}' % (item, previous)
+        hexdigest = sha256(data).hexdigest()
+        ref = "sha256:" + hexdigest
         store(ref, data, clean)
-        previous = b'"' + ref.encode() + b'"'
+        previous = b'"sha256:%b"' % hexdigest.encode()
     return {CHAIN_KEY: ref}
 
 
@@ -127,12 +225,14 @@ class SplitMemo:
     def __init__(self) -> None:
         self._known: dict[_MemoKey, _Split] = {}
         self._bytes = 0
-
-    def get(self, key: _MemoKey) -> _Split | None:
-        return self._known.get(key)
+        # The entry for an object's items, or None. The dict's own method (not a wrapper):
+        # _split_items maps it over a whole list at C level; clear() keeps the same dict.
+        self.get: Callable[[Any], _Split | None] = self._known.get
 
     def put(self, key: _MemoKey, value: _Split, size: int) -> None:
-        size += sum(len(k) + len(v) for k, v in key)
+        """Hold *value* for *key*: *size* bytes of split output, counted twice (the key's
+        strings are no longer than the bytes they were split into)."""
+        size *= 2
         if size > self.MAX_BYTES // 16:
             return  # a huge message: splitting it again is cheaper than holding it
         if len(self._known) >= self.MAX_ENTRIES or self._bytes + size > self.MAX_BYTES:

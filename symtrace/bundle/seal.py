@@ -60,6 +60,46 @@ def event_sums(record: dict[str, Any]) -> list[str]:
     return [short_sum(canon(record[key])) if key in record else "-" for key in EVENT_FIELDS]
 
 
+def event_line(record: dict[str, Any]) -> tuple[bytes, bytes]:
+    """The canonical line of an event record and its sums line (both without newline):
+    `canon(record)` and `canon(event_sums(record))`, byte for byte.
+
+    Each field is serialised once and the line is assembled from those bytes (a sorted-keys
+    object is `{"key":<canonical value>,...}`), so the sums need no second serialisation.
+    A record with other fields than EVENT_FIELDS takes the plain definition."""
+    if record.keys() != _EVENT_FIELD_SET:
+        return canon(record), canon(event_sums(record))
+    parts: list[bytes] = []
+    sums: list[str] = []
+    for key, prefix in _FIELD_PREFIXES:
+        value = record[key]
+        known = _FIELD_CACHE.get(value) if type(value) is str or value is None else None
+        if known is None:
+            data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+            total = hashlib.sha256(data).hexdigest()[:SUM_HEX]
+            if key in _REPEATED_FIELDS and len(_FIELD_CACHE) < _FIELD_CACHE_MAX:
+                _FIELD_CACHE[value] = (data, total)
+        else:
+            data, total = known
+        parts += (prefix, data)
+        sums.append(total)
+    parts.append(b"}")
+    return b"".join(parts), canon(sums)
+
+
+_EVENT_FIELD_SET = frozenset(EVENT_FIELDS)
+# `{"agent":` then `,"content_hash":`...: what precedes each field's value in the line.
+_FIELD_PREFIXES = tuple(
+    (key, (b"{" if index == 0 else b",") + canon(key) + b":")
+    for index, key in enumerate(EVENT_FIELDS)
+)
+# Fields whose values recur on every event of a run (a lane, an agent, an event type): their
+# bytes and sums are kept by value (a str or None) instead of serialised and hashed again.
+_REPEATED_FIELDS = frozenset(("agent", "lane", "reason", "type"))
+_FIELD_CACHE: dict[str | None, tuple[bytes, str]] = {}
+_FIELD_CACHE_MAX = 4096
+
+
 def manifest_leaves(manifest: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """Every leaf of the manifest by dotted path (objects are descended; lists are leaves)."""
     leaves: dict[str, Any] = {}

@@ -6,10 +6,12 @@ API (docs/bundle-format.md, *Writer API*): `BundleWriter(path, manifest, redacto
 was written.
 
 Files are opened once and appended to: blob lines first (blobs.jsonl), then the event line
-(events.jsonl), then its field sums (sums.jsonl), each flushed to the kernel before the call
-returns. A process killed at any point therefore leaves a readable prefix: every complete
-event line's blobs are on disk, a torn last line is cut by the next reader or writer, and a
-missing sums line is recomputed from its event line. Nothing is fsynced per event; sealing
+(events.jsonl), each one write to the kernel before the call returns, then its field sums
+(sums.jsonl), buffered: they reach the kernel a few kilobytes at a time and on close or seal
+(sums only locate damage in a sealed bundle). A process killed at any point therefore leaves
+a readable prefix: every complete event line's blobs are on disk, a torn last line is cut by
+the next reader or writer, and missing sums lines are recomputed from their event lines
+(`reopen`). Nothing is fsynced per event; sealing
 fsyncs every file, then writes the manifest atomically (temp file, fsync, rename, directory
 fsync), so a sealed bundle survives power loss and an unsealed one is readable up to its
 last complete line.
@@ -42,9 +44,16 @@ from symtrace.bundle.format import (
     counts_of,
     events_digest,
 )
-from symtrace.bundle.pack import pack_line, scan
+from symtrace.bundle.pack import scan
 from symtrace.bundle.reader import read_partial
-from symtrace.bundle.seal import canon, event_sums, root_digest, sha256_ref, trailer
+from symtrace.bundle.seal import (
+    canon,
+    event_line,
+    event_sums,
+    root_digest,
+    sha256_ref,
+    trailer,
+)
 from symtrace.errors import (
     BundleExistsError,
     BundleFormatError,
@@ -214,38 +223,31 @@ class BundleWriter:
     # -- content -------------------------------------------------------------------------
     def write_event(self, event: Event) -> None:
         """Append one event (hashes already computed on the redacted content). O(1)."""
-        pending: dict[str, bytes] = {}
-        unchecked: list[bytes] = []  # what the redaction check reads besides the event line
-
-        def store(ref: str, data: bytes, known_clean: bool = False) -> None:
-            if ref not in self._known_blobs and ref not in pending:
-                pending[ref] = data
-                if not known_clean:
-                    unchecked.append(data)
-
         with self._lock:
+            added = _AddedBlobs(self._known_blobs)
             record = event.to_json()
-            record["request"] = blobs.split(record["request"], store, self._split_memo)
-            record["response"] = blobs.split(record["response"], store, self._split_memo)
-            line = canon(record) + b"\n"
+            record["request"] = blobs.split(record["request"], added.store, self._split_memo)
+            record["response"] = blobs.split(record["response"], added.store, self._split_memo)
+            line, sums = event_line(record)
             # Scan everything first: a refused event writes nothing at all. A chain node around
             # a message split for an earlier event is not read again (blobs.SplitMemo).
             try:
-                self.redactor.check(b"\n".join((line, *unchecked)), f"event {event.id}")
+                self.redactor.check(b"\n".join((line, *added.unchecked)), f"event {event.id}")
             except RedactionError:
                 self._split_memo.clear()  # what this event split was never checked clean
                 raise
             if not self._files:
                 raise BundleWriteError(f"cannot append to {self.path}: the writer is closed")
-            packed = b"".join([pack_line(ref, data) for ref, data in pending.items()])
             try:
-                if packed:
-                    self._append(PACK, packed)
-                self._append(EVENTS, line)
-                self._append(SUMS, canon(event_sums(record)) + b"\n")
+                if added.refs:
+                    self._append(PACK, b"".join(added.pack))
+                self._append(EVENTS, line + b"\n")
+                # Not flushed per event: a sums line only locates damage in a sealed bundle,
+                # and one missing after a kill is recomputed from its event line (reopen).
+                self._files[SUMS].write(sums + b"\n")
             except OSError as exc:
                 raise BundleWriteError(f"cannot append to {self.path}: {exc}") from exc
-            self._known_blobs.update(pending)
+            self._known_blobs.update(added.refs)
             self.events.append(event)
 
     def write_stdout(self, data: bytes) -> None:
@@ -275,6 +277,32 @@ class BundleWriter:
         data = pretty_bytes(self.manifest)
         self.redactor.check(data, "manifest")
         atomic_write(self._dir / MANIFEST, data + b"\n")
+
+
+class _AddedBlobs:
+    """The blobs one event adds to the pack: its `store` is what blobs.split calls.
+
+    A ref already in the pack or already added is skipped; the pack bytes are collected as
+    pieces of `<ref> <json>\\n` lines, joined once for one append."""
+
+    __slots__ = ("known", "pack", "refs", "store", "unchecked")
+
+    def __init__(self, known: set[str]) -> None:
+        self.known = known
+        self.refs: set[str] = set()
+        self.pack: list[bytes] = []
+        self.unchecked: list[bytes] = []  # what the redaction check reads besides the line
+        refs, pack, unchecked = self.refs, self.pack, self.unchecked
+
+        def store(ref: str, data: bytes, known_clean: bool = False) -> None:
+            if ref in known or ref in refs:
+                return
+            refs.add(ref)
+            pack.extend((ref.encode(), b" ", data, b"\n"))  # pack.pack_line's bytes
+            if not known_clean:
+                unchecked.append(data)
+
+        self.store = store
 
 
 def _cut_torn_tail(path: Path) -> None:

@@ -1,0 +1,187 @@
+"""The writer's bytes against the plain definition of the format, and against pinned digests.
+
+`BundleWriter.write_event` takes shortcuts (a part with nothing to split is not copied, a
+re-sent message's split is memoised, chain nodes and the event line are assembled from bytes
+already serialised, a recurring field's sum is kept, the pack lines of an event are joined
+once). None may change a byte: random events (sliding and growing conversations, reserved
+keys, subclasses of the JSON types, non-ASCII text, lists of three or more objects at any
+depth) are written by the writer and by a plain reference written from docs/bundle-format.md
+here, and the three data files must be equal; the digests of the same draws are pinned
+(made with the writer before the shortcuts), so the reference cannot drift with the writer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from symtrace.bundle.writer import BundleWriter
+from symtrace.model.events import Edge, EdgeKind, Event, EventType
+from symtrace.model.redaction import Redactor
+
+FILES = ("blobs.jsonl", "events.jsonl", "sums.jsonl")
+FIELDS = sorted(Event("x", 0, EventType.AGENT_ACTION, "main").to_json())
+# sha256 of blobs.jsonl + events.jsonl + sums.jsonl for each seed (writer of main at 843d0e5).
+PINNED = {
+    0: "d7efc2f8cd6ded739963d3aa3424f7de7d51abcfcbdeee1c14dcee276a5e6738",
+    1: "3118f03992a39556fd32c2bb0a2a46b6583c44db3c32f5513321e33bc3ef3c40",
+    2: "91a381dcd0ed68a8f2dc98927010df049ee3e3e0e6a989eb242d83083f95cd23",
+}
+
+
+# -- the plain definition -----------------------------------------------------------------------
+def canon(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def ref_of(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def reference_split(value: Any, pack: dict[str, bytes]) -> Any:
+    """docs/bundle-format.md, *blobs.jsonl*: bottom-up; strings and objects of 128 bytes or
+    more become blobs, a user object whose only key is $blob/$chain always does, a list of
+    three or more objects becomes a prefix chain of whole nodes."""
+
+    def blob(data: bytes) -> dict[str, str]:
+        ref = ref_of(data)
+        pack.setdefault(ref, data)
+        return {"$blob": ref}
+
+    if isinstance(value, list):
+        items = [reference_split(item, pack) for item in value]
+        if len(value) >= 3 and all(isinstance(item, dict) for item in value):
+            previous = None
+            for item in items:
+                data = canon({"$i": item, "$p": previous})
+                previous = ref_of(data)
+                pack.setdefault(previous, data)
+            return {"$chain": previous}
+        return items
+    if isinstance(value, dict):
+        inner = {key: reference_split(item, pack) for key, item in value.items()}
+        data = canon(inner)
+        reserved = len(value) == 1 and next(iter(value)) in ("$blob", "$chain")
+        return blob(data) if reserved or len(data) >= 128 else inner
+    if isinstance(value, str) and len(value) >= 128:
+        return blob(canon(value))
+    return value
+
+
+def reference_files(events: list[Event]) -> dict[str, bytes]:
+    """blobs.jsonl, events.jsonl and sums.jsonl (before the trailer) for *events*."""
+    written: set[str] = set()
+    pack, lines, sums = [], [], []
+    for event in events:
+        record = event.to_json()
+        new: dict[str, bytes] = {}
+        record["request"] = reference_split(record["request"], new)
+        record["response"] = reference_split(record["response"], new)
+        pack += [ref.encode() + b" " + new[ref] + b"\n" for ref in new if ref not in written]
+        written.update(new)
+        lines.append(canon(record) + b"\n")
+        short = [hashlib.sha256(canon(record[key])).hexdigest()[:8] for key in FIELDS]
+        sums.append(canon(short) + b"\n")
+    return {"blobs.jsonl": b"".join(pack), "events.jsonl": b"".join(lines),
+            "sums.jsonl": b"".join(sums)}
+
+
+# -- random events ------------------------------------------------------------------------------
+class Text(str):
+    pass
+
+
+class Obj(dict):
+    pass
+
+
+class Items(list):
+    pass
+
+
+def text(rng: random.Random) -> str:
+    size = rng.choice([0, 3, 40, 126, 127, 128, 129, 300])
+    return "".join(rng.choice("ab é\"\\\n😀{}[]$:,") for _ in range(size))
+
+
+def value(rng: random.Random, depth: int = 0) -> Any:
+    kind = rng.randrange(12 if depth < 3 else 6)
+    if kind == 0:
+        return rng.choice([None, True, False, 0, 1, -7, 2**40, 0.5, -1e300])
+    if kind in (1, 2, 3):
+        return text(rng)
+    if kind == 4:
+        return Text(text(rng))
+    if kind == 5:
+        return rng.choice([{}, [], {"$blob": "x"}, {"$chain": None}])
+    if kind in (6, 7, 8):
+        out = {text(rng)[:6]: value(rng, depth + 1) for _ in range(rng.randint(0, 5))}
+        return Obj(out) if rng.random() < 0.1 else out
+    items = [value(rng, depth + 1) for _ in range(rng.randint(0, 5))]
+    if rng.random() < 0.5:
+        items = [item if isinstance(item, dict) else {"v": item} for item in items]
+    return Items(items) if rng.random() < 0.1 else items
+
+
+def message(rng: random.Random) -> dict[str, Any]:
+    content = rng.choice([text(rng), text(rng), None, [{"type": "text", "text": text(rng)}]])
+    out: dict[str, Any] = {"role": rng.choice(["user", "assistant", "system"]), "content": content}
+    if rng.random() < 0.15:
+        out["tool_calls"] = [{"id": "c1", "function": {"name": "f", "arguments": text(rng)}}]
+    if rng.random() < 0.05:
+        out = {"$blob": text(rng)}  # looks like a ref: always a blob
+    return out
+
+
+def events(seed: int, count: int = 120) -> list[Event]:
+    rng = random.Random(seed)
+    history = [message(rng) for _ in range(6)]
+    out = []
+    for n in range(count):
+        history.append(message(rng))
+        if rng.random() < 0.2:  # a program editing a message in place between calls
+            history[rng.randrange(len(history))]["content"] = text(rng)
+        window = rng.choice([history[-8:], history, history[:1] + history[-5:], history[-2:]])
+        body = {"model": "m", "messages": [dict(m) for m in window]}
+        if rng.random() < 0.3:
+            body["extra"] = value(rng)
+        kind = rng.choice([EventType.AGENT_ACTION, EventType.TOOL_CALL, EventType.TOOL_RESULT])
+        parents = tuple(Edge(f"agent_action_{p:04d}", rng.choice(list(EdgeKind)))
+                        for p in sorted(rng.sample(range(max(n, 1)), min(n, rng.randint(0, 3)))))
+        response = rng.choice([value(rng), {"status": 200, "headers": {}, "body": value(rng)},
+                               {"stream": True, "chunks": [text(rng) for _ in range(4)]}])
+        out.append(Event(
+            id=f"{kind.value}_{n:04d}", position=n, type=kind,
+            lane=rng.choice(["main", "task:Task-1", "é"]), agent=rng.choice([None, "a", "b"]),
+            reason=rng.choice([None, "speaker_selection"]), parents=parents,
+            request={"method": "POST", "path": "/v1/chat/completions", "query": "", "body": body},
+            request_hash=f"sha256:{n:064x}", response=response,
+            response_hash=rng.choice([None, f"sha256:{n + 1:064x}"]),
+            meta=rng.choice([{}, {"completed": n, "host": "127.0.0.1"}, {"within": "x"}]),
+            content_hash=f"sha256:{n + 2:064x}",
+        ))
+    return out
+
+
+def written(path: Path, drawn: list[Event]) -> dict[str, bytes]:
+    writer = BundleWriter(path, {"kind": "recording"}, redactor=Redactor(())).open()
+    for event in drawn:
+        writer.write_event(event)
+    writer.close()
+    return {name: (path / name).read_bytes() for name in FILES}
+
+
+@pytest.mark.parametrize("seed", sorted(PINNED))
+def test_writer_bytes_equal_the_plain_definition_and_the_pinned_digests(tmp_path, seed):
+    drawn = events(seed)
+    got = written(tmp_path / "b", drawn)
+    want = reference_files(drawn)
+    for name in want:
+        assert got[name] == want[name], name
+    digest = hashlib.sha256(b"".join(got[name] for name in sorted(got))).hexdigest()
+    assert digest == PINNED[seed]
