@@ -150,6 +150,36 @@ def pretty_bytes(value: object) -> bytes:
     return orjson.dumps(as_json_value(value), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
 
 
+def json_strings(value: object) -> list[str] | None:
+    """Every string of *value* (object keys and string values) when *value* is canonical data
+    as it is (`as_json_value` would return it uncopied); None when it is not.
+
+    One walk for the two things recording needs of a parsed request: whether it must be
+    converted, and the strings redaction searches (`Redactor.scrub(value, strings)`). *value*
+    must be a tree, as a parser returns it (like `Redactor.scrub`, the walk follows every
+    reference: a cycle would never end)."""
+    strings: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            strings.append(item)
+        elif kind is dict:
+            strings.extend(item)  # keys, checked all at once below
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+        elif kind is float:
+            if item.is_integer() or not math.isfinite(item):
+                return None
+        elif not (item is None or kind is bool or kind is int):
+            return None
+    if not set(map(type, strings)) <= {str}:  # a non-string key (one C pass, not one per key)
+        return None
+    return strings
+
+
 def canonical_http_request(
     method: str, path: str, query: str, body: JSONValue | bytes | None
 ) -> dict[str, JSONValue]:
@@ -161,6 +191,27 @@ def canonical_http_request(
         content: JSONValue = {"$bytes": bytes(body).decode("utf-8", "replace")}
     else:
         content = as_json_value(body)
+    return _http_request(method, path, query, content)
+
+
+def scanned_http_request(
+    method: str, path: str, query: str, body: JSONValue | bytes | None
+) -> tuple[dict[str, JSONValue], list[str] | None]:
+    """`canonical_http_request`, and every string of it when they are known from one walk of
+    a body that was canonical as parsed and whose echoed ids needed no rewriting (None
+    otherwise: redaction then walks the request itself)."""
+    strings = None if isinstance(body, bytes | bytearray) else json_strings(body)
+    if strings is None:
+        return canonical_http_request(method, path, query, body), None
+    request = _http_request(method, path, query, body)
+    if request["body"] is not body:  # ids were rewritten: the body's strings changed
+        return request, None
+    strings.extend(request)  # the envelope's keys and its strings
+    strings.extend((request["method"], path, query))
+    return request, strings
+
+
+def _http_request(method: str, path: str, query: str, content: JSONValue) -> dict[str, JSONValue]:
     request = {"method": method.upper(), "path": path, "query": query, "body": content}
     return normalise_echoed_ids(request)
 

@@ -81,20 +81,27 @@ class Event:
         return tuple(edge.source for edge in self.parents)
 
     def with_hashes(
-        self, request_hash: str | None = None, *, meta: dict[str, Any] | None = None
+        self,
+        request_hash: str | None = None,
+        *,
+        meta: dict[str, Any] | None = None,
+        response_hash: str | None = None,
     ) -> Event:
         """Return a copy with request/response/content hashes computed from the content.
 
-        *request_hash*: the digest of `request` when the caller already computed it (a
-        boundary call hashes its request once, to match it; recording does not hash it again).
-        *meta*: a new `meta` for the same copy (the session stamps and hashes a recorded
-        event at once; meta is not part of any hash).
+        *request_hash*, *response_hash*: the digest of `request` / `response` when the
+        caller already computed it (a boundary call hashes its request once, to match it;
+        recording does not hash it again). *meta*: a new `meta` for the same copy (the
+        session stamps and hashes a recorded event at once; meta is not part of any hash).
         """
         if self.request is None:
             request_hash = None
         elif not request_hash:
             request_hash = digest(self.request)
-        response_hash = digest(self.response) if self.response is not None else None
+        if self.response is None:
+            response_hash = None
+        elif not response_hash:
+            response_hash = digest(self.response)
         content = {
             "type": self.type.value,
             "lane": self.lane,

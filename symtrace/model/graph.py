@@ -69,10 +69,10 @@ class _Message:
     none of those values gets a new producer (a conversation re-sends each message on every
     call: one lookup instead of a fingerprint lookup and a resolution per value)."""
 
-    __slots__ = ("part", "several", "single", "values")
+    __slots__ = ("part", "part_set", "several", "single", "values")
 
     def __init__(self, text: str) -> None:
-        self.values = message_values(text).values
+        _, _, self.values, self.part_set = message_values(text)
         self.part = normalise(text)  # what quote detection reads (request_parts())
         self.single: frozenset[str] | None = None  # None: to resolve (again)
         self.several: tuple[tuple[str, ...], ...] = ()  # producer lists to resolve per call
@@ -92,6 +92,9 @@ class GraphBuilder:
         self._order: dict[str, int] = {}
         self._messages: dict[str, _Message] = {}  # chat message text -> its resolved values
         self._holding: dict[str, list[_Message]] = {}  # value -> the messages carrying it
+        # event -> (its request, the parts of its messages): what its reply echoes is known
+        # from the messages parents_for() just read (dataflow._request_part_set())
+        self._echoes: dict[str, tuple[Any, frozenset[str]]] = {}
         self._lock = threading.Lock()
 
     def parents_for(
@@ -110,7 +113,8 @@ class GraphBuilder:
         """
         with self._lock:
             self._note_turn(lane, dispatched_by)
-            candidates = set(self._sources(event_type, lane, request, meta, dispatched_by))
+            candidates = set(self._sources(event_type, lane, request, meta, dispatched_by,
+                                           event_id))
             candidates.discard(event_id)
             edges: dict[str, EdgeKind] = {}
             implied: set[str] = set()  # the parents of the kept sources
@@ -151,10 +155,12 @@ class GraphBuilder:
             return self._sources(event_type, lane, request, meta, causes)
 
     def _sources(self, event_type: EventType, lane: str, request: Any, meta: dict[str, Any],
-                 causes: Sequence[str]) -> dict[str, str]:
+                 causes: Sequence[str], event_id: str | None = None) -> dict[str, str]:
         if event_type is EventType.AGENT_ACTION and _is_chat(request):
-            values, parts = self._chat_values(request, lane, causes)
+            values, parts, part_sets = self._chat_values(request, lane, causes)
             out = dict.fromkeys(values, "value")
+            if event_id is not None:
+                self._keep_echo(event_id, request, part_sets)
         else:
             out = {}
             fps = consumed(event_type, request, meta)
@@ -176,9 +182,10 @@ class GraphBuilder:
         return out
 
     def _chat_values(self, request: dict[str, Any], lane: str, causes: Sequence[str]
-                     ) -> tuple[set[str], list[str]]:
+                     ) -> tuple[set[str], list[str], list[frozenset[str]]]:
         """The producers of the values a chat request carries (= _producer() of each of
-        consumed()), and its message parts for quote detection (= request_parts()).
+        consumed()), its message parts for quote detection (= request_parts()), and the part
+        fingerprints of each message.
 
         Each message text's producers are kept resolved (_Message) until one of its values
         gets a new producer (_register()); a value produced several times is resolved per
@@ -187,10 +194,12 @@ class GraphBuilder:
         values: set[str] = set()
         several: list[tuple[str, ...]] = []
         parts: list[str] = []
+        part_sets: list[frozenset[str]] = []
         calls: list[str | None] = []
         messages = self._messages
         for message in chat_messages(request):
-            text = text_of(message.get("content"))
+            content = message.get("content")
+            text = content if type(content) is str else text_of(content)  # (inlined: per message)
             if text:
                 known = messages.get(text)
                 if known is None:
@@ -202,6 +211,7 @@ class GraphBuilder:
                     several.extend(known.several)
                 if known.part:
                     parts.append(known.part)
+                part_sets.append(known.part_set)
             tool_calls = message.get("tool_calls")
             if tool_calls:
                 calls.extend(call_fp(call.get("function") or {}) for call in tool_calls)
@@ -211,7 +221,12 @@ class GraphBuilder:
                 several.append(producers)
         if several:
             values.update(self._latest_related(several, lane, causes))
-        return values, parts
+        return values, parts, part_sets
+
+    def _keep_echo(self, event_id: str, request: Any, part_sets: list[frozenset[str]]) -> None:
+        if len(self._echoes) >= MAX_MESSAGES:
+            self._echoes.clear()  # calls that never completed (abandoned)
+        self._echoes[event_id] = (request, frozenset().union(*part_sets))
 
     def _learn(self, text: str) -> _Message:
         message = _Message(text)
@@ -279,8 +294,12 @@ class GraphBuilder:
         by_text: dict[str, list[str]] = {}  # each text's producers, oldest first
         for index in sorted(found):
             by_text.setdefault(quoted[index], []).append(quoted_by[index])
-        texts = sorted(by_text, key=len, reverse=True)  # a text is only inside a longer one
-        if any(short in long for i, long in enumerate(texts) for short in texts[i + 1:]):
+        texts = list(by_text)
+        # is a text inside another one? Normalised texts have no "\n": joined by it, a text
+        # occurs more than once exactly when it occurs inside another (one search each,
+        # not one per pair)
+        joined = "\n".join(texts)
+        if any(joined.count(text) > 1 for text in texts):
             texts = _unnested(sorted(texts, key=lambda t: (-len(t), t)), " ".join(parts))
         out: set[str] = set()
         for text in texts:
@@ -322,7 +341,9 @@ class GraphBuilder:
         self._order.setdefault(event.id, len(self._order))
         self._parents.setdefault(event.id, frozenset(event.parent_ids))
         self._lane_of[event.id] = event.lane
-        for fp in produced(event):
+        echo = self._echoes.pop(event.id, None)
+        # the request read when the call started (the same object), or computed again
+        for fp in produced(event, echo[1] if echo and echo[0] is event.request else None):
             known = tuple(p for p in self._producers.get(fp, ()) if p != event.id)
             self._producers[fp] = (*known[-(MAX_PRODUCERS - 1):], event.id)
             for message in self._holding.get(fp, ()):

@@ -220,6 +220,8 @@ def normalise_echoed_ids(request: JSONValue) -> JSONValue:
         return ids.setdefault(raw, f"call#{len(ids)}") if isinstance(raw, str) else raw
 
     if fmt is WireFormat.RESPONSES and isinstance(body.get("input"), list):
+        if not any(isinstance(item, dict) and "call_id" in item for item in body["input"]):
+            return request  # no ids echoed: nothing to copy
         items = [
             {**item, "call_id": ordinal(item["call_id"])}
             if isinstance(item, dict) and "call_id" in item else item
@@ -228,12 +230,17 @@ def normalise_echoed_ids(request: JSONValue) -> JSONValue:
         return {**request, "body": {**body, "input": items}}
     if not isinstance(body.get("messages"), list):
         return request
+    if fmt is not WireFormat.ANTHROPIC and not any(
+        isinstance(m, dict) and ("tool_calls" in m or "tool_call_id" in m)
+        for m in body["messages"]
+    ):
+        return request  # no ids echoed: nothing to copy (a request is mostly re-sent history)
     if fmt is WireFormat.ANTHROPIC:
         messages = [_anthropic_ids(m, ordinal) for m in body["messages"]]
     else:
         messages = [_chat_ids(m, ordinal) for m in body["messages"]]
     if all(new is old for new, old in zip(messages, body["messages"], strict=True)):
-        return request  # no ids echoed (copy on write: a request is mostly re-sent history)
+        return request  # no ids echoed
     return {**request, "body": {**body, "messages": messages}}
 
 

@@ -167,34 +167,41 @@ class Redactor:
             return {key: self._walk(item, replace) for key, item in value.items()}
         return value
 
-    def scrub(self, value: JSONValue) -> JSONValue:
-        """*value* with every credential replaced (recursively through JSON data)."""
-        if not self._maybe(value):
+    def scrub(self, value: JSONValue, strings: list[str] | None = None) -> JSONValue:
+        """*value* with every credential replaced (recursively through JSON data).
+
+        *strings*: every string of *value* (keys and values), when the caller already has
+        them (`canonical.json_strings`: the exchange walks a parsed request once for both
+        canonicalisation and redaction); otherwise *value* is walked here."""
+        if not self._maybe(value, strings):
             return value
         return self._walk(value, self._replace)
 
-    def _maybe(self, value: JSONValue) -> bool:
+    def _maybe(self, value: JSONValue, strings: list[str] | None = None) -> bool:
         """True when a string of *value* (a key or a value) holds something to replace.
 
         Every string is searched on its own, as `_walk` replaces it; a string found clean is
         remembered, so text seen before costs a hash lookup. A value of any other type than
         JSON data is passed to `_walk` as is (it replaces inside strings only)."""
         clean = self._clean
-        unseen: list[str] = []
-        stack = [value]
-        while stack:
-            item = stack.pop()
-            kind = type(item)
-            if kind is str:
-                if item not in clean:
-                    unseen.append(item)
-            elif kind is dict:
-                stack.extend(item.values())
-                stack.extend(item.keys())
-            elif kind is list or kind is tuple:
-                stack.extend(item)
-            elif not (item is None or kind is bool or kind is int or kind is float):
-                return True
+        if strings is not None:
+            unseen = [text for text in strings if text not in clean]
+        else:
+            unseen = []
+            stack = [value]
+            while stack:
+                item = stack.pop()
+                kind = type(item)
+                if kind is str:
+                    if item not in clean:
+                        unseen.append(item)
+                elif kind is dict:
+                    stack.extend(item.values())
+                    stack.extend(item.keys())
+                elif kind is list or kind is tuple:
+                    stack.extend(item)
+                elif not (item is None or kind is bool or kind is int or kind is float):
+                    return True
         if not unseen:
             return False
         # One search over the new strings joined by '"', which every pattern treats like the
@@ -232,10 +239,15 @@ class Redactor:
         return None
 
     def _could_match(self, text: str) -> bool:
-        if any(value in text for value in self._by_value):
+        # plain loops, C substring tests first: this runs on every new string of every call
+        for value in self._by_value:
+            if value in text:
+                return True
+        if "PRIVATE KEY" in text:
             return True
-        if "PRIVATE KEY" in text or any(_at_word_start(text, p) for p in _WORD_START_PREFIXES):
-            return True
+        for prefix in _WORD_START_PREFIXES:
+            if prefix in text and _at_word_start(text, prefix):
+                return True
         if "=" not in text:
             return False
         lowered = text.lower()
@@ -245,10 +257,13 @@ class Redactor:
         text = data.decode("utf-8", "surrogateescape")
         return self.scrub_text(text).encode("utf-8", "surrogateescape")
 
-    def scrub_received(self, value: JSONValue, where: str) -> JSONValue:
+    def scrub_received(
+        self, value: JSONValue, where: str, strings: list[str] | None = None
+    ) -> JSONValue:
         """What the program received (a response, a tool result): named secrets become
-        restorable tokens; any other secret would change it on replay, so it is refused."""
-        if not self._maybe(value):
+        restorable tokens; any other secret would change it on replay, so it is refused.
+        *strings*: every string of *value*, when the caller has them (see `scrub`)."""
+        if not self._maybe(value, strings):
             return value
         unnamed: list[str] = []
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from symtrace.bundle.writer import BundleWriter
 from symtrace.errors import RedactionError, SessionError
-from symtrace.model.canonical import JSONValue, to_json_value
+from symtrace.model.canonical import JSONValue, json_strings, to_json_value
 from symtrace.model.events import (
     ABANDONED,
     COMPLETED,
@@ -153,15 +153,20 @@ class Session:
     def _finished(self, ticket: Ticket, response: JSONValue) -> Event:
         with self._lock:
             self._open.pop(ticket.event_id, None)
+            # One walk of the result serves redaction and hashing: canonical as it is (what a
+            # parser returned), it is hashed as it is; redaction only replaces strings in it.
+            strings = json_strings(response)
             try:  # what the program received: named secrets become restorable tokens
                 where = f"the result of {ticket.event_id}"
-                response = self.redactor.scrub_received(response, where)
+                response = self.redactor.scrub_received(response, where, strings)
             except RedactionError as exc:
                 self.refusal = str(exc)  # handed back: the parent keeps nothing of the bundle
                 raise
+            response_hash = digest_canonical(response) if strings is not None else None
             if ticket.call.kind == LLM:
-                return self._emit_new(ticket, EventType.AGENT_ACTION, ticket.request, response)
-            return self._emit_tool_result(ticket, response)
+                return self._emit_new(ticket, EventType.AGENT_ACTION, ticket.request, response,
+                                      response_hash)
+            return self._emit_tool_result(ticket, response, response_hash)
 
     def declare_final(self, value: JSONValue) -> None:
         with self._lock:
@@ -203,8 +208,9 @@ class Session:
             self._open.clear()
 
     # -- shared internals ----------------------------------------------------------------
-    def scrub(self, request: JSONValue) -> JSONValue:
-        return self.redactor.scrub(request)
+    def scrub(self, request: JSONValue, strings: list[str] | None = None) -> JSONValue:
+        """*request* redacted (*strings*: all of its strings, if known: `Redactor.scrub`)."""
+        return self.redactor.scrub(request, strings)
 
     def _open_live(self, call: BoundaryCall, request: JSONValue) -> Ticket:
         """Allocate id, position and parents for a call that runs live."""
@@ -242,7 +248,12 @@ class Session:
             return rank
 
     def _emit_new(
-        self, ticket: Ticket, event_type: EventType, request: JSONValue, response: JSONValue
+        self,
+        ticket: Ticket,
+        event_type: EventType,
+        request: JSONValue,
+        response: JSONValue,
+        response_hash: str | None = None,
     ) -> Event:
         call = ticket.call
         meta = call.meta if ticket.completed is None else {**call.meta, COMPLETED: ticket.completed}
@@ -260,9 +271,12 @@ class Session:
                 meta=meta,
             ),
             request_hash=call.request_hash if request is call.request else None,
+            response_hash=response_hash,
         )
 
-    def _emit_tool_result(self, ticket: Ticket, outcome: JSONValue) -> Event:
+    def _emit_tool_result(
+        self, ticket: Ticket, outcome: JSONValue, response_hash: str | None = None
+    ) -> Event:
         call = ticket.call
         ident = self._next_id(EventType.TOOL_RESULT)
         return self._emit(
@@ -276,7 +290,8 @@ class Session:
                 parents=(Edge(ticket.event_id, EdgeKind.DATA),),
                 response=outcome,
                 meta={k: v for k, v in call.meta.items() if k in ("call_id", "tool")},
-            )
+            ),
+            response_hash=response_hash,
         )
 
     def adopt(self, record: Event) -> Event:
@@ -296,8 +311,12 @@ class Session:
             self.graph.follow(event)
             return event
 
-    def _emit(self, event: Event, request_hash: str | None = None) -> Event:
-        event = event.with_hashes(request_hash, meta=self._stamp(event))  # one copy, not two
+    def _emit(
+        self, event: Event, request_hash: str | None = None, response_hash: str | None = None
+    ) -> Event:
+        """Stamp, hash (with the digests already known), write and follow *event*."""
+        event = event.with_hashes(request_hash, meta=self._stamp(event),  # one copy, not two
+                                  response_hash=response_hash)
         if self.writer is not None:
             self.writer.write_event(event)
         self.events.append(event)

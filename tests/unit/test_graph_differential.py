@@ -251,9 +251,12 @@ def test_a_resent_message_follows_a_new_producer_of_its_value():
 _PLAIN_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
-@given(st.lists(st.sampled_from([*SENTENCES, "a. b", "x?! y", "\n", " . ", "Final Answer:"]),
-                max_size=6).map("".join))
+@given(st.one_of(
+    st.lists(st.sampled_from([*SENTENCES, "a. b", "x?! y", "\n", " . ", "Final Answer:"]),
+             max_size=6).map("".join),
+    st.text(alphabet="ab .!?\t\u00a0\n\u2028", max_size=40)))
 def test_part_fingerprints_equal_the_plain_definition(text):
+    assert dataflow.sentences(text) == _PLAIN_SENTENCE_END.split(text)
     pieces = [text.split("Final Answer:", 1)[1]] if "Final Answer:" in text else []
     for line in text.splitlines():
         pieces += [line, *_PLAIN_SENTENCE_END.split(line)]

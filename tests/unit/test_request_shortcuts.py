@@ -13,6 +13,7 @@ import enum
 import math
 import random
 import string
+from collections import Counter
 from typing import Any
 
 import httpx
@@ -25,12 +26,13 @@ from symtrace.boundaries.http.exchange import (
     kept_header_items,
     kept_headers,
 )
-from symtrace.errors import CanonicalizationError
-from symtrace.model.canonical import as_json_value, canonical_bytes, to_json_value
+from symtrace.errors import CanonicalizationError, RedactionError
+from symtrace.model.canonical import as_json_value, canonical_bytes, json_strings, to_json_value
 from symtrace.model.hashing import digest
 from symtrace.model.llm_wire import normalise_echoed_ids
 from symtrace.model.redaction import Redactor
-from symtrace.session.core import Session
+from symtrace.record.recorder import Recorder
+from symtrace.session.core import BoundaryCall, Session
 
 NAMED = "n4med-s3cret-value"
 SECRETS = (
@@ -78,8 +80,11 @@ def value(rng: random.Random, depth: int = 0, secrets: bool = False,
             return rng.choice([Kind.ONE, Text("sub"), (1, 2.0)])
         return leaf(rng, secrets)
     if roll < 0.7:
-        return {rng.choice(["role", "content", "name", "x", "api_key", "temperature", "k"])
-                + str(i): value(rng, depth + 1, secrets, exotic) for i in range(rng.randint(0, 4))}
+        keys = ["role", "content", "name", "x", "api_key", "temperature", "k"]
+        if secrets:
+            keys.append(rng.choice(SECRETS))  # a credential can be a key, too
+        return {f"{rng.choice(keys)} {i}": value(rng, depth + 1, secrets, exotic)
+                for i in range(rng.randint(0, 4))}
     items = [value(rng, depth + 1, secrets, exotic) for _ in range(rng.randint(0, 4))]
     return tuple(items) if exotic and rng.random() < 0.2 else items
 
@@ -110,6 +115,29 @@ def _exact(data: Any) -> bool:
     if type(data) is float:
         return math.isfinite(data) and not data.is_integer()
     return type(data) in (str, int, bool, type(None))
+
+
+def every_string(data: Any, keys: bool = True) -> list[str]:
+    if isinstance(data, dict):
+        return [*(data if keys else ()), *(s for v in data.values() for s in every_string(v, keys))]
+    if isinstance(data, list | tuple):
+        return [s for v in data for s in every_string(v, keys)]
+    return [data] if isinstance(data, str) else []
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_json_strings_are_every_key_and_string_of_canonical_data(seed):
+    rng = random.Random(seed)
+    for _ in range(500):
+        data = value(rng, secrets=True, exotic=rng.random() < 0.3)
+        strings = json_strings(data)
+        if _exact(data):
+            assert strings is not None
+            assert Counter(strings) == Counter(every_string(data))
+        else:
+            assert strings is None  # the caller converts it, then walks it again
+    assert json_strings({1: "a"}) is None
+    assert json_strings({"a": [1.0]}) is None and json_strings({"a": [1.5]}) == ["a"]
 
 
 @pytest.mark.parametrize("bad", [
@@ -230,9 +258,12 @@ def test_a_recorded_request_keys_and_redacts_like_the_plain_path(seed):
         key = orjson.dumps(call.request, option=orjson.OPT_SORT_KEYS)
         assert key == orjson.dumps(expected, option=orjson.OPT_SORT_KEYS), i
         assert call.request_hash == digest(expected)
+        # (object keys are searched but never rewritten, by either path: a key holding a
+        # credential is refused by the writer's last check instead)
+        texts = "\n".join(every_string(call.request, keys=False))
         for secret in (NAMED, "A" * 24, "B" * 16, "c" * 36, "hunter22",
                        "abcdefghijklmnopqrstuvwxyz012345", "xoxb-1234567890"):
-            assert secret.encode() not in key, (i, secret)
+            assert secret not in texts, (i, secret)
 
 
 # -- response headers, one pass -------------------------------------------------------------------
@@ -248,3 +279,50 @@ def test_kept_header_items_equals_the_mapping_lookups(seed):
         fast = kept_header_items(headers.multi_items())
         assert fast == kept_headers(headers)
         assert list(fast) == list(kept_headers(headers))  # same order too
+
+
+# -- the recorded result: redacted and hashed from one walk, as the plain path does it --------
+def response_value(rng: random.Random) -> Any:
+    """A response-like value: parsed JSON, sometimes with a named secret, an integral float,
+    a tuple or a credential nobody declared (which must be refused)."""
+    data = {"status": 200, "headers": {"content-type": "application/json"},
+            "body": value(rng, exotic=rng.random() < 0.3)}
+    roll = rng.random()
+    if roll < 0.3:
+        data["body"] = {"echo": f"the key is {NAMED}", "rest": data["body"]}
+    elif roll < 0.4:
+        data["body"] = {"leak": rng.choice(SECRETS[:-1])}
+    elif roll < 0.5:
+        data["usage"] = {"ratio": 1.0, "tokens": (1, 2)}
+    return data
+
+
+@pytest.mark.parametrize("kind", ["llm", "tool"])
+@pytest.mark.parametrize("seed", range(3))
+def test_a_recorded_result_is_redacted_and_hashed_like_the_plain_path(kind, seed):
+    rng = random.Random(seed)
+    recorder = Recorder(None, Redactor((("MY_TOKEN", NAMED),)))
+    plain = Redactor((("MY_TOKEN", NAMED),))
+    for i in range(200):
+        response = response_value(rng)
+        snapshot = orjson.dumps(response)
+        try:
+            expected = plain.scrub_received(response, "x")  # the plain path: walk, then hash
+        except RedactionError:
+            expected = None
+        ticket = recorder.begin(BoundaryCall.make(kind, {"n": i}))
+        if expected is None:
+            with pytest.raises(RedactionError):
+                recorder.finish(ticket, response)
+            recorder.refusal = None
+            continue
+        event = recorder.finish(ticket, response)
+        if kind == "tool":  # the tool_call was emitted at begin; the result is its own event
+            assert event.type.value == "tool_result"
+        assert canonical_bytes(event.response) == canonical_bytes(expected), i
+        assert event.response_hash == digest(expected)
+        again = event.with_hashes()  # everything recomputed from the content, nothing reused
+        assert (again.request_hash, again.response_hash, again.content_hash) == (
+            event.request_hash, event.response_hash, event.content_hash)
+        assert orjson.dumps(response) == snapshot, "the program's result was changed in place"
+        assert NAMED not in canonical_bytes(event.response).decode()

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import orjson
 
 from symtrace.errors import SymtraceError
-from symtrace.model.canonical import JSONValue, canonical_http_request, canonical_tool_call
+from symtrace.model.canonical import JSONValue, canonical_tool_call, scanned_http_request
 from symtrace.model.llm_streams import assemble
 from symtrace.model.llm_wire import WireFormat, wire_format
 from symtrace.session.core import LLM, TOOL, BoundaryCall, Session, Ticket
@@ -208,8 +208,11 @@ def kept_header_items(items: Iterable[tuple[str, str]]) -> dict[str, str]:
 def _to_call(wire: WireRequest, fmt: WireFormat | None, session: Session,
              library: str) -> BoundaryCall:
     body = _parse_body(wire.content)
+    # One walk of the parsed body finds both whether it is canonical as parsed and the
+    # strings redaction searches (a conversation re-sends its history: it is the most work).
+    request, strings = scanned_http_request(wire.method, wire.path, wire.query, body)
     # The whole request (query included: `?api_key=…`) is redacted before it is hashed.
-    http = session.scrub(canonical_http_request(wire.method, wire.path, wire.query, body))
+    http = session.scrub(request, strings)
     port = wire.port or (443 if wire.scheme == "https" else 80)
     meta: dict[str, Any] = {"host": wire.host, "port": port, "transport": library}
     # canonical_http_request returns canonical data, scrubbing only replaces strings in it:
