@@ -215,7 +215,7 @@ def _to_call(wire: WireRequest, fmt: WireFormat | None, session: Session,
     http = session.scrub(request, strings)
     port = wire.port or (443 if wire.scheme == "https" else 80)
     meta: dict[str, Any] = {"host": wire.host, "port": port, "transport": library}
-    # canonical_http_request returns canonical data, scrubbing only replaces strings in it:
+    # scanned_http_request returns canonical data, scrubbing only replaces strings in it:
     # the request is hashed as it is, not canonicalised a second time.
     if fmt is not None:
         return BoundaryCall.make(LLM, http, {**meta, "wire_format": fmt.value}, canonical=True)
