@@ -70,9 +70,10 @@ _SCALARS = frozenset((int, float, bool, type(None)))
 
 def _split_object(
     value: dict[str, Any], store: Store, memo: SplitMemo | None
-) -> tuple[JSONValue, bytes]:
+) -> tuple[JSONValue, bytes | None]:
     """An object split bottom-up (its parts first, then itself if still 128 bytes or more),
-    and the canonical bytes of the result (a chain node holds them: not serialised twice).
+    and the canonical bytes of the result when it stays inline (a chain node holds them: not
+    serialised twice); None when it became a ref (most callers only need the value).
     Copied only when a part changed; scalar and short string parts cost one type test."""
     inner = value
     for key, item in value.items():
@@ -97,7 +98,13 @@ def _split_object(
     if len(data) < BLOB_MIN_BYTES and not (len(value) == 1 and next(iter(value)) in RESERVED):
         return inner, data
     ref = _blob(data, store)
-    return ref, canon(ref)
+    return ref, None
+
+
+def _object_bytes(value: dict[str, Any], store: Store, memo: SplitMemo | None) -> bytes:
+    """The canonical bytes of an object split: what a chain node holds."""
+    result, data = _split_object(value, store, memo)
+    return canon(result) if data is None else data
 
 
 def _split_list(value: list[Any], store: Store, memo: SplitMemo | None) -> JSONValue:
@@ -168,20 +175,20 @@ def _split_item(item: dict[str, Any], store: Store, memo: SplitMemo | None) -> t
         key = tuple(item.items())
         known = memo.get(key)
     except TypeError:
-        return _split_object(item, store, memo)[1], False
+        return _object_bytes(item, store, memo), False
     if known is not None:
         for ref, blob in known[1]:
             store(ref, blob)  # the writer skips refs already in its pack
         return known[0], True
     for value in item.values():
         if type(value) is not str:
-            return _split_object(item, store, memo)[1], False
+            return _object_bytes(item, store, memo), False
     stored: list[tuple[str, bytes]] = []
 
     def keep(ref: str, blob: bytes, known_clean: bool = False) -> None:
         stored.append((ref, blob))
 
-    data = _split_object(item, keep, None)[1]
+    data = _object_bytes(item, keep, None)
     memo.put(key, (data, tuple(stored)), len(data) + sum(len(blob) for _, blob in stored))
     for ref, blob in stored:
         store(ref, blob)

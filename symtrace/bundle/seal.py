@@ -77,7 +77,7 @@ def event_line(record: dict[str, Any]) -> tuple[bytes, bytes]:
         if known is None:
             data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
             total = hashlib.sha256(data).hexdigest()[:SUM_HEX]
-            if key in _REPEATED_FIELDS and len(_FIELD_CACHE) < _FIELD_CACHE_MAX:
+            if key in _REPEATED_FIELDS and len(data) <= 256 and len(_FIELD_CACHE) < 4096:
                 _FIELD_CACHE[value] = (data, total)
         else:
             data, total = known
@@ -94,10 +94,10 @@ _FIELD_PREFIXES = tuple(
     for index, key in enumerate(EVENT_FIELDS)
 )
 # Fields whose values recur on every event of a run (a lane, an agent, an event type): their
-# bytes and sums are kept by value (a str or None) instead of serialised and hashed again.
+# bytes and sums are kept by value (a str or None) instead of serialised and hashed again;
+# bounded by entries and by the size of each (a sum depends on the value alone).
 _REPEATED_FIELDS = frozenset(("agent", "lane", "reason", "type"))
 _FIELD_CACHE: dict[str | None, tuple[bytes, str]] = {}
-_FIELD_CACHE_MAX = 4096
 
 
 def manifest_leaves(manifest: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -204,6 +204,9 @@ def gzip_endpoint() -> Iterator[str]:
         def log_message(self, *args: object) -> None:
             pass
 
+        def date_time_string(self, timestamp: float | None = None) -> str:
+            return "Fri, 04 Dec 2026 00:00:00 GMT"  # two responses compared across a second
+
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
