@@ -183,6 +183,10 @@ def test_sessions_nest_no_patches(tmp_path):
 REPLY = {"id": "c1", "object": "chat.completion", "model": "m",
          "choices": [{"index": 0, "message": {"role": "assistant", "content": "zipped"},
                       "finish_reason": "stop"}]}
+SSE = b"".join(
+    b"data: " + json.dumps({"id": "c1", "object": "chat.completion.chunk", "model": "m",
+                            "choices": [{"index": 0, "delta": {"content": part}}]}).encode()
+    + b"\n\n" for part in ("zip", "ped")) + b"data: [DONE]\n\n"
 
 
 @contextlib.contextmanager
@@ -191,10 +195,11 @@ def gzip_endpoint() -> Iterator[str]:
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_POST(self) -> None:
-            self.rfile.read(int(self.headers["content-length"]))
-            body = gzip.compress(json.dumps(REPLY).encode())
+            stream = json.loads(self.rfile.read(int(self.headers["content-length"])))["stream"]
+            body = gzip.compress(SSE if stream else json.dumps(REPLY).encode())
             self.send_response(200)
-            for name, value in (("content-type", "application/json"),
+            kind = "text/event-stream" if stream else "application/json"
+            for name, value in (("content-type", kind),
                                 ("content-encoding", "gzip"),
                                 ("content-length", str(len(body))), ("x-request-id", "req_1")):
                 self.send_header(name, value)
@@ -217,23 +222,29 @@ def gzip_endpoint() -> Iterator[str]:
         server.server_close()
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 @pytest.mark.parametrize("client", ["httpx-sync", "httpx-async", "httpx2-sync", "httpx2-async"])
-def test_a_compressed_response_reaches_the_program_as_without_symtrace(client, tmp_path):
+def test_a_compressed_response_reaches_the_program_as_without_symtrace(client, stream, tmp_path):
     send, own_type = CLIENTS[client]
     bundle = tmp_path / "run"
     with gzip_endpoint() as url:
-        plain, plain_text = send(url, chat("hi"))
+        plain, plain_text = send(url, chat("hi", stream))
         with symtrace.record(bundle):
-            recorded, recorded_text = send(url, chat("hi"))
+            recorded, recorded_text = send(url, chat("hi", stream))
     assert isinstance(recorded, own_type)
     assert recorded_text == plain_text == "zipped"
-    assert recorded.content == plain.content  # decoded once, not twice
     assert sorted(recorded.headers.multi_items()) == sorted(plain.headers.multi_items())
     assert recorded.is_closed and recorded.is_stream_consumed
     (event,) = [e for e in load_bundle(bundle).events if e.is_llm]
-    assert event.response["body"] == REPLY
-    assert event.response["headers"] == {"content-type": "application/json",
-                                          "x-request-id": "req_1"}
+    if stream:  # recorded as the SDK parsed it: decoded
+        assert "".join(event.response["chunks"]).encode() == SSE
+    else:
+        assert recorded.content == plain.content  # decoded once, not twice
+        assert event.response["body"] == REPLY
+        assert event.response["headers"] == {"content-type": "application/json",
+                                              "x-request-id": "req_1"}
     with symtrace.replay(bundle):  # the endpoint is gone: served from the bundle
-        replayed, replayed_text = send(url, chat("hi"))
-    assert replayed_text == "zipped" and replayed.json() == REPLY
+        replayed, replayed_text = send(url, chat("hi", stream))
+    assert replayed_text == "zipped"
+    if not stream:
+        assert replayed.json() == REPLY

@@ -64,7 +64,7 @@ class HttpxSeam:
                 raise
             headers = kept_header_items(response.headers.multi_items())
             if is_stream(headers):
-                return seam.teed(response, seam.tap(exchange, ticket, response))
+                return seam.teed(response, seam.tap(exchange, ticket, response, headers))
             response.read()  # cached: the program's read returns this content (no re-wrap)
             exchange.completed(ticket, response.status_code, headers, response.content)
             return response
@@ -93,7 +93,7 @@ class HttpxSeam:
                 raise
             headers = kept_header_items(response.headers.multi_items())
             if is_stream(headers):
-                return seam.teed(response, seam.tap(exchange, ticket, response))
+                return seam.teed(response, seam.tap(exchange, ticket, response, headers))
             await response.aread()  # cached: the program's read returns this content
             await session.ahand_off()  # the response reaches the program in its turn
             exchange.completed(ticket, response.status_code, headers, response.content)
@@ -122,20 +122,24 @@ class HttpxSeam:
         return self.lib.Response(recorded.status, headers=recorded.headers,
                                  content=recorded.content, request=request)
 
-    def tap(self, exchange: Exchange, ticket: Any, response: Any) -> StreamTap:
+    def tap(self, exchange: Exchange, ticket: Any, response: Any,
+            headers: dict[str, str]) -> StreamTap:
+        """A tap recording *response*'s stream (*headers*: its kept headers, read once)."""
         encoding = response.headers.get("content-encoding", "identity")
         decode = None
         if encoding not in ("", "identity"):
             def decode(data: bytes) -> bytes:
                 return self.lib.Response(200, headers={"content-encoding": encoding},
                                          content=data).read()
-        return exchange.tap(ticket, response.status_code, response.headers, decode)
+        return exchange.tap(ticket, response.status_code, headers, decode)
 
     def teed(self, response: Any, tap: StreamTap) -> Any:
+        """*response* with its unread stream fed through *tap* (its stream replaced, as the
+        client itself replaces it next: no second Response)."""
         inner = response.stream
         tee = self._async_tee if hasattr(inner, "__aiter__") else self._sync_tee
-        return self.lib.Response(response.status_code, headers=response.headers,
-                                 stream=tee(inner, tap), extensions=response.extensions)
+        response.stream = tee(inner, tap)
+        return response
 
     def rebuild_error(self, error: dict[str, str]) -> BaseException:
         cls = getattr(self.lib, str(error.get("type")), None)
