@@ -157,8 +157,9 @@ def _split_items(
         if known is None:
             out.append(_split_item(item, store, memo))
             continue
-        for ref, blob in known[1]:
-            store(ref, blob)  # the writer skips refs already in its pack
+        if known[1]:  # made by an event not yet known to be in the pack
+            for ref, blob in known[1]:
+                store(ref, blob)  # the writer skips refs already in its pack
         out.append((known[0], True))
     return out
 
@@ -224,7 +225,11 @@ class SplitMemo:
     An element found here was split for an earlier event of the same writer, so its bytes
     were redaction-checked then: the writer clears the memo when an event is refused, so an
     entry made for a refused event is never trusted. Bounded by entries and by bytes held;
-    cleared whole beyond either (a new phase of the run: old messages are rarely re-sent)."""
+    cleared whole beyond either (a new phase of the run: old messages are rarely re-sent).
+
+    An entry names the blobs its element was split into, so a hit stores them again (the
+    writer skips refs already in its pack) until `written()` says the event that made it is
+    in the pack (`begin()` opens each event): from then on a hit stores nothing."""
 
     MAX_ENTRIES = 4096
     MAX_BYTES = 16_000_000
@@ -232,6 +237,7 @@ class SplitMemo:
     def __init__(self) -> None:
         self._known: dict[_MemoKey, _Split] = {}
         self._bytes = 0
+        self._fresh: list[_MemoKey] = []  # put since begin(), with blobs to confirm
         # The entry for an object's items, or None. The dict's own method (not a wrapper):
         # _split_items maps it over a whole list at C level; clear() keeps the same dict.
         self.get: Callable[[Any], _Split | None] = self._known.get
@@ -247,9 +253,26 @@ class SplitMemo:
             self._bytes = 0
         self._known[key] = value
         self._bytes += size
+        if value[1]:
+            self._fresh.append(key)
+
+    def written(self) -> None:
+        """The fresh entries' blobs reached the pack (their event was appended)."""
+        known = self._known
+        for key in self._fresh:
+            entry = known.get(key)
+            if entry is not None:
+                known[key] = (entry[0], ())
+        self._fresh.clear()
+
+    def begin(self) -> None:
+        """A new event: entries left fresh by one that failed (anywhere, before its append)
+        are never confirmed, so a hit keeps storing their blobs."""
+        self._fresh.clear()
 
     def clear(self) -> None:
         self._known.clear()
+        self._fresh.clear()
         self._bytes = 0
 
 

@@ -224,6 +224,7 @@ class BundleWriter:
     def write_event(self, event: Event) -> None:
         """Append one event (hashes already computed on the redacted content). O(1)."""
         with self._lock:
+            self._split_memo.begin()
             added = _AddedBlobs(self._known_blobs)
             record = event.to_json()
             record["request"] = blobs.split(record["request"], added.store, self._split_memo)
@@ -247,6 +248,7 @@ class BundleWriter:
                 self._files[SUMS].write(sums + b"\n")
             except OSError as exc:
                 raise BundleWriteError(f"cannot append to {self.path}: {exc}") from exc
+            self._split_memo.written()  # this event's blobs are in the pack
             self._known_blobs.update(added.refs)
             self.events.append(event)
 

@@ -33,6 +33,7 @@ class QuoteIndex:
         self.texts: list[str] = []
         self._firsts: list[str] = []
         self._lasts: list[str] = []
+        self._keys: list[str | None] = []  # its longest inner word, if it has one
         self._in_part: dict[str, list[Any]] = {}
         self._junction: dict[tuple[str, str], list[Any]] = {}
         self._lock = threading.Lock()
@@ -43,6 +44,8 @@ class QuoteIndex:
             self.texts.append(text)
             self._firsts.append(text.split(" ", 1)[0])
             self._lasts.append(text.rsplit(" ", 1)[-1])
+            inner = text.split(" ")[1:-1]
+            self._keys.append(max(inner, key=len) if inner else None)
             return len(self.texts) - 1
 
     def __len__(self) -> int:
@@ -60,21 +63,23 @@ class QuoteIndex:
             for part in parts:  # one pass (inlined: it runs per message per call)
                 entry = in_part.get(part)
                 if entry is None:
-                    entry = self._part_entry(part, lo)
-                start, stop, hits, first, last = entry
+                    entry = self._part_entry(part, lo, end)
+                start, stop, hits, first, last, words = entry
                 if stop < end or lo < start:  # texts added since it was last seen
-                    for i in _unchecked(start, stop, lo, end) if lo < start else range(
-                            stop if stop > lo else lo, end):
-                        if texts[i] in part:
+                    keys = self._keys
+                    for i in range(stop if stop > lo else lo, end) if lo >= start else (
+                            _unchecked(start, stop, lo, end)):
+                        key = keys[i]
+                        if (key is None or key in words) and texts[i] in part:
                             hits.add(i)
-                    entry[0], entry[1] = min(start, lo), end
+                    entry[0], entry[1] = _checked_from(start, stop, lo), end
                 if hits:
                     found |= hits
                 if previous is not None:
-                    key = (previous, first)
-                    junction = junctions.get(key)
+                    pair = (previous, first)
+                    junction = junctions.get(pair)
                     if junction is None:
-                        junction = self._entry(junctions, key, lo)
+                        junction = self._entry(junctions, pair, lo)
                     if junction[1] < end or lo < junction[0]:
                         self._check_junction(junction, previous, first, lo, end)
                     if junction[2]:
@@ -98,14 +103,24 @@ class QuoteIndex:
             if " " in text and (junction in text or last.endswith(firsts[i])
                                 or first.startswith(lasts[i])):
                 hits.add(i)
-        entry[0], entry[1] = min(start, lo), end
+        entry[0], entry[1] = _checked_from(start, stop, lo), end
 
-    def _part_entry(self, part: str, lo: int) -> list[Any]:
-        """`[start, stop, hits, first word, last word]` of a part (_entry())."""
+    def _part_entry(self, part: str, lo: int, end: int) -> list[Any]:
+        """`[start, stop, hits, first word, last word, words]` of a new part, checked for the
+        texts [lo, end) (_entry()).
+
+        A text inside the part has each of its inner words (all but its first and last,
+        which may be cut) among the part's words: a set lookup of its longest inner word
+        passes over most texts without searching the part for them.
+        """
         if len(self._in_part) >= MEMO_ENTRIES:
             self._in_part.clear()
-        entry = self._in_part[part] = [lo, lo, set(), part.split(" ", 1)[0],
-                                       part.rsplit(" ", 1)[-1]]
+        texts, keys = self.texts, self._keys
+        words = frozenset(part.split(" "))
+        hits = {i for i in range(lo, end)
+                if (keys[i] is None or keys[i] in words) and texts[i] in part}
+        entry = self._in_part[part] = [lo, end, hits, part.split(" ", 1)[0],
+                                       part.rsplit(" ", 1)[-1], words]
         return entry
 
     @staticmethod
@@ -118,6 +133,12 @@ class QuoteIndex:
                 memo.clear()
             entry = memo[key] = [lo, lo, set()]
         return entry
+
+
+def _checked_from(start: int, stop: int, lo: int) -> int:
+    """Where the texts an entry was checked for start once [start, stop) is extended by
+    _unchecked(): a gap [stop, lo) left unchecked drops what came before it."""
+    return min(start, lo) if stop >= lo else lo
 
 
 def _unchecked(start: int, stop: int, lo: int, end: int) -> range | list[int]:

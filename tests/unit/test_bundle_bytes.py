@@ -213,3 +213,28 @@ def test_a_kill_loses_only_buffered_sums_and_reopen_rebuilds_them(tmp_path):
     for name in FILES:
         assert (tmp_path / "killed" / name).read_bytes() == (tmp_path / "clean" / name).read_bytes()
     assert len(load_bundle(tmp_path / "killed").events) == len(drawn)
+
+
+def test_an_event_that_fails_after_splitting_leaves_no_blob_unwritten(tmp_path):
+    """A message first split for an event that then failed (here: a value JSON cannot hold)
+    is memoised, but its blobs never reached the pack: an event re-sending it later must
+    still write them, even after other events succeeded in between."""
+    long = "a message long enough to be a blob of its own " * 4
+    base = [{"role": "system", "content": "s" * 200}, {"role": "user", "content": "u" * 150}]
+
+    def event(n: int, messages: list[dict[str, Any]], **extra: Any) -> Event:
+        return Event(id=f"agent_action_{n:04d}", position=n, type=EventType.AGENT_ACTION,
+                     lane="main", request={"body": {"messages": messages, **extra}},
+                     request_hash=f"sha256:{n:064x}")
+
+    writer = BundleWriter(tmp_path / "b", {"kind": "recording"}, redactor=Redactor(())).open()
+    with pytest.raises(TypeError):
+        writer.write_event(event(0, [*base, {"role": "user", "content": long}], z=object()))
+    kept = [event(0, [*base, {"role": "user", "content": "other"}]),
+            event(1, [*base, {"role": "user", "content": long}])]
+    for done in kept:
+        writer.write_event(done)
+    writer.close()
+    want = reference_files(kept)
+    for name in FILES:
+        assert (tmp_path / "b" / name).read_bytes() == want[name], name

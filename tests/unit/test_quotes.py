@@ -1,0 +1,43 @@
+"""The quote index (model/quotes.py) answers exactly what a scan of the joined request does,
+whatever the order of additions and questions, and whatever window `lo` each question asks
+for: moving up (the graph's, as producers accumulate) or back down."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from symtrace.model.quotes import QuoteIndex
+
+# few short words: texts land inside parts, across the space between two, or partly in a word
+WORD = st.sampled_from(["a", "ab", "b", "ba", "abc", "c"])
+TEXT = st.lists(WORD, min_size=1, max_size=5).map(" ".join)
+STEP = st.one_of(
+    st.tuples(st.just("add"), TEXT),
+    st.tuples(st.just("ask"), st.lists(TEXT, min_size=1, max_size=5), st.integers(0, 12)),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(STEP, max_size=30))
+def test_quoted_equals_the_scan_of_the_joined_parts(steps):
+    index = QuoteIndex()
+    for step in steps:
+        if step[0] == "add":
+            index.add(step[1])
+            continue
+        parts, lo = step[1], step[2]
+        joined = " ".join(parts)
+        expected = {i for i in range(lo, len(index.texts)) if index.texts[i] in joined}
+        assert index.quoted(parts, lo) == expected
+
+
+def test_a_window_moved_up_past_a_part_then_back_checks_the_gap():
+    """Asked with lo beyond what a part was checked for, the texts skipped are not counted as
+    checked: asked again with a lower lo, the part finds them."""
+    index = QuoteIndex()
+    assert index.quoted(["a b"], 0) == set()
+    index.add("a b")
+    index.add("b")
+    assert index.quoted(["a b"], 1) == {1}
+    assert index.quoted(["a b"], 0) == {0, 1}
