@@ -17,7 +17,6 @@ reference is never ambiguous.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -205,13 +204,11 @@ def _chain(items: list[tuple[bytes, bool]], store: Store) -> JSONValue:
     is symtrace's own framing and a ref."""
     previous = b"null"
     ref = ""
-    sha256 = hashlib.sha256
     for item, clean in items:
         data = b'{"$i":%b,"$p":%b}' % (item, previous)
-        hexdigest = sha256(data).hexdigest()
-        ref = "sha256:" + hexdigest
+        ref = sha256_ref(data)
         store(ref, data, clean)
-        previous = b'"sha256:%b"' % hexdigest.encode()
+        previous = b'"%b"' % ref.encode()
     return {CHAIN_KEY: ref}
 
 

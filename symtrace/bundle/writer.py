@@ -44,7 +44,7 @@ from symtrace.bundle.format import (
     counts_of,
     events_digest,
 )
-from symtrace.bundle.pack import scan
+from symtrace.bundle.pack import pack_line, scan
 from symtrace.bundle.reader import read_partial
 from symtrace.bundle.seal import (
     canon,
@@ -285,7 +285,7 @@ class _AddedBlobs:
     """The blobs one event adds to the pack: its `store` is what blobs.split calls.
 
     A ref already in the pack or already added is skipped; the pack bytes are collected as
-    pieces of `<ref> <json>\\n` lines, joined once for one append."""
+    pack lines (pack.pack_line), joined once for one append."""
 
     __slots__ = ("known", "pack", "refs", "store", "unchecked")
 
@@ -300,7 +300,7 @@ class _AddedBlobs:
             if ref in known or ref in refs:
                 return
             refs.add(ref)
-            pack.extend((ref.encode(), b" ", data, b"\n"))  # pack.pack_line's bytes
+            pack.append(pack_line(ref, data))
             if not known_clean:
                 unchecked.append(data)
 

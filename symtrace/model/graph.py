@@ -256,15 +256,11 @@ class GraphBuilder:
                         causes: Sequence[str]) -> set[str]:
         """_producer() of values with these producers, the causal context computed once."""
         out = set()
-        context = None
+        context: _Context | None = None
         for producers in several:
-            if len(producers) == 1:
-                out.add(producers[0])
-                continue
-            if context is None:
+            if len(producers) > 1 and context is None:
                 context = context_of(lane, causes, self._caused)
-            exact, trees = context
-            related = [p for p in producers if in_context(self._lane_of.get(p, ""), exact, trees)]
+            related = self._related(producers, lane, causes, context)
             out.add(related[-1] if related else producers[-1])
         return out
 
@@ -318,12 +314,14 @@ class GraphBuilder:
                 out.update(related[-1:] if causes else related)
         return out
 
-    def _related(self, sources: Sequence[str], lane: str, causes: Sequence[str]) -> list[str]:
-        """The *sources* (several producers of one value) within a call's causal context, or
-        [] when there is no choice to make (one source)."""
+    def _related(self, sources: Sequence[str], lane: str, causes: Sequence[str],
+                 context: _Context | None = None) -> list[str]:
+        """The *sources* (several producers of one value) within a call's causal context
+        (*context*: context_of() of the call, when the caller has it), or [] when there is
+        no choice to make (one source)."""
         if len(sources) < 2:
             return []
-        exact, trees = context_of(lane, causes, self._caused)
+        exact, trees = context or context_of(lane, causes, self._caused)
         return [source for source in sources
                 if in_context(self._lane_of.get(source, ""), exact, trees)]
 
@@ -353,6 +351,7 @@ class GraphBuilder:
             self._quoted_by.append(event.id)
 
 
+_Context = tuple[frozenset[str], frozenset[str]]  # context_of(): (exact, trees)
 MAX_CONTEXT_LANES = 256  # bound the walk through delegations (a long-running hub, say)
 
 
