@@ -189,6 +189,8 @@ class WriterProcess:
             if pid:
                 self.proc.returncode = os.waitstatus_to_exitcode(status)
                 self.cpu_at_exit = usage.ru_utime + usage.ru_stime
+                with contextlib.suppress(OSError):
+                    self.proc.stdout.close()  # type: ignore[union-attr]
                 return
             self.cpu_at_exit = None
             time.sleep(0.005)
@@ -222,7 +224,7 @@ def writer_process() -> WriterProcess:
             current.end(timeout=0)
         process = WriterProcess()
         if not _started:
-            atexit.register(_end_all)
+            atexit.register(end_writer_processes)
         _started.append(process)
         return process
 
@@ -233,7 +235,9 @@ def writer_cpu_seconds() -> float:
     return sum(p.cpu_seconds() for p in _started if p.owner == os.getpid())
 
 
-def _end_all() -> None:
+def end_writer_processes() -> None:
+    """End this process's writer processes (at interpreter exit; the next recording starts
+    a new one): each applies what it received first (bounded wait)."""
     for process in _started:
         process.end()
 
