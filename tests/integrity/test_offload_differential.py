@@ -33,7 +33,6 @@ PROGRAMS = Path(__file__).parent / "programs"
 sys.path.insert(0, str(PROGRAMS))
 import offload_mix  # noqa: E402
 
-
 _THREAD = threading.local()  # the request a stub thread is answering
 
 

@@ -3,7 +3,8 @@
 Through the real openai SDK: a growing ~8 KB conversation (blob pack, prefix chains, quote
 edges), a tool boundary fed by a reply and a provider tool call answered with a tool message,
 a failing tool, pooled asyncio calls completing out of issue order, a stream read whole and
-one left open when the run ends, a call cancelled before its response (abandoned), and a call the endpoint fails (HTTP 500).
+one left open when the run ends, a call cancelled before its response (abandoned), and a
+call the endpoint fails (HTTP 500).
 
     python offload_mix.py          (under `symtrace record`: OPENAI_BASE_URL set)
     offload_mix.run(base_url)      (inside `symtrace.record(...)`)
