@@ -131,12 +131,7 @@ class BundleWriter:
         final and cannot be reopened.
         """
         root = Path(path)
-        try:
-            manifest = orjson.loads((root / MANIFEST).read_bytes())
-        except (OSError, orjson.JSONDecodeError) as exc:
-            raise BundleWriteError(f"cannot reopen bundle at {root}: {exc}") from exc
-        if DIGEST in manifest:
-            raise BundleWriteError(f"cannot reopen bundle at {root}: it is sealed")
+        manifest = unsealed_manifest(root)
         writer = cls(root, manifest, redactor=redactor, overwrite=True)
         writer.manifest = manifest
         try:
@@ -334,6 +329,18 @@ class _AddedBlobs:
                 unchecked.append(data)
 
         self.store = store
+
+
+def unsealed_manifest(root: Path) -> dict[str, Any]:
+    """The manifest of a bundle that may be continued (BundleWriteError: unreadable, or
+    sealed: a sealed bundle is final)."""
+    try:
+        manifest = orjson.loads((root / MANIFEST).read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise BundleWriteError(f"cannot reopen bundle at {root}: {exc}") from exc
+    if DIGEST in manifest:
+        raise BundleWriteError(f"cannot reopen bundle at {root}: it is sealed")
+    return manifest
 
 
 def _lock(fh: IO[bytes], path: Path, timeout: float | None = None) -> None:

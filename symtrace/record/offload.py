@@ -81,10 +81,10 @@ class WriterProcess:
     # -- sending ---------------------------------------------------------------------------
     def send(self, frame: dict[str, Any]) -> None:
         """Ship *frame*; raise the first failure the writer process reported, if any."""
-        data = self._numbered(frame)
         with self._lock:
             self._usable()
             self._poll_failures()
+            data = self._numbered(frame)
             try:
                 write_all(self._out, data)
             except OSError as exc:  # EPIPE: the writer process is gone
@@ -92,12 +92,12 @@ class WriterProcess:
 
     def request(self, frame: dict[str, Any], *, greeting: bool = False) -> dict[str, Any]:
         """Ship *frame* and wait for its answer (its error raised, typed)."""
-        data = self._numbered(frame)
-        seq = frame["seq"]
         with self._lock:
             # not _usable(): a writer process that failed still answers (and releases the
             # bundle it holds); its answer is that failure
             self._owned()
+            data = self._numbered(frame)
+            seq = frame["seq"]
             try:
                 write_all(self._out, data)
             except OSError as exc:
@@ -127,9 +127,9 @@ class WriterProcess:
             self._poll_failures()
 
     def _numbered(self, frame: dict[str, Any]) -> bytes:
-        with self._lock:
-            self._seq += 1
-            frame["seq"] = self._seq
+        """*frame* numbered and encoded (under the lock: frames leave in number order)."""
+        self._seq += 1
+        frame["seq"] = self._seq
         return encode(frame)
 
     def _usable(self) -> None:

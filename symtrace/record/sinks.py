@@ -13,11 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from symtrace.bundle.format import DIGEST, MANIFEST
-from symtrace.bundle.writer import BundleWriter
-from symtrace.errors import BundleWriteError, UsageError
+from symtrace.bundle.writer import BundleWriter, unsealed_manifest
+from symtrace.errors import UsageError
 from symtrace.model.canonical import JSONValue
 from symtrace.model.redaction import Redactor
 from symtrace.record import offload
@@ -90,10 +87,5 @@ def continued_recording(path: str | os.PathLike[str], *, redactor: Redactor,
     if process is None:
         return InlineRecording(BundleWriter.reopen(path, redactor=redactor))
     root = Path(path)
-    try:
-        manifest = orjson.loads((root / MANIFEST).read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise BundleWriteError(f"cannot reopen bundle at {root}: {exc}") from exc
-    if DIGEST in manifest:
-        raise BundleWriteError(f"cannot reopen bundle at {root}: it is sealed")
+    manifest = unsealed_manifest(root)  # read here: the program's seed is in it
     return offload.OffloadedSink.reopen(process, root, manifest, redactor, locked=True)
