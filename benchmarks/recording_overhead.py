@@ -33,6 +33,7 @@ import argparse
 import asyncio
 import contextlib
 import hashlib
+import importlib
 import os
 import shutil
 import signal
@@ -48,6 +49,7 @@ from typing import Any
 
 import openai
 import orjson
+from measuring import ChildCPU, Estimate, HookMeter, is_metered, median_ci, pin_gc
 
 import symtrace
 
@@ -59,8 +61,14 @@ SECRET_ENV = "BENCH_API_KEY"
 
 
 # -- a fast local endpoint in its own process ---------------------------------------------------
+@dataclass(frozen=True)
+class Endpoint:
+    url: str
+    pid: int  # its process: not counted as a process the recorder started
+
+
 @contextlib.contextmanager
-def stub_endpoint() -> Iterator[str]:
+def stub_endpoint() -> Iterator[Endpoint]:
     """The stub chat endpoint, stochastic but seeded: replies vary like a model's do."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "symtrace", "stub-llm", "--port", "0", "--seed", "7",
@@ -72,7 +80,7 @@ def stub_endpoint() -> Iterator[str]:
         line = proc.stdout.readline().strip() if proc.stdout else ""
         if "listening on " not in line:
             raise RuntimeError(f"stub-llm did not start: {line!r}")
-        yield line.split("listening on ", 1)[1]
+        yield Endpoint(line.split("listening on ", 1)[1], proc.pid)
     finally:
         proc.terminate()
         proc.wait(10)
@@ -155,12 +163,32 @@ class Clients:
 
 
 # -- recording variants -------------------------------------------------------------------------
+WRITER_ENV = "SYMTRACE_WRITER"  # "inline": symtrace writes in the program's process
+
+
 def unrecorded(_: Path) -> contextlib.AbstractContextManager[Any]:
     return contextlib.nullcontext()
 
 
 def symtrace_record(path: Path) -> contextlib.AbstractContextManager[Any]:
     return symtrace.record(path / "bundle", overwrite=True)
+
+
+@contextlib.contextmanager
+def symtrace_inline(path: Path) -> Iterator[None]:
+    """symtrace with graph derivation and bundle writing in the program's process (the
+    setting is read when a recording starts; on a symtrace without a writer process it is
+    what recording does anyway)."""
+    previous = os.environ.get(WRITER_ENV)
+    os.environ[WRITER_ENV] = "inline"
+    try:
+        with symtrace.record(path / "bundle", overwrite=True):
+            yield
+    finally:
+        if previous is None:
+            os.environ.pop(WRITER_ENV, None)
+        else:
+            os.environ[WRITER_ENV] = previous
 
 
 def vcrpy_record(path: Path) -> contextlib.AbstractContextManager[Any]:
@@ -173,76 +201,261 @@ VARIANTS: dict[str, Callable[[Path], contextlib.AbstractContextManager[Any]]] = 
     "unrecorded": unrecorded,
     "vcrpy": vcrpy_record,
     "symtrace": symtrace_record,
+    "symtrace-inline": symtrace_inline,
 }
 
 
-def cpu_block(
-    make: Callable[[], contextlib.AbstractContextManager[Any]], body: Callable[[], None]
-) -> tuple[float, float]:
-    """(CPU of entering, CPU of body + exit) of one session."""
+def writer_cpu_counter() -> Callable[[], float] | None:
+    """symtrace's own count of its writer processes' CPU (seconds), if this symtrace has
+    writer processes."""
+    try:
+        from symtrace.record import offload  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return getattr(offload, "writer_cpu_seconds", None)
+
+
+# -- metering hooks and transport ---------------------------------------------------------------
+HOOK, TRANSPORT = "hook", "transport"
+# (class, attribute) a recorder replaces while its session is active: httpx's transport methods
+# (symtrace's seam and vcrpy's stub patch these same two)
+HOOKED = (("HTTPTransport", "handle_request"), ("AsyncHTTPTransport", "handle_async_request"))
+
+
+def meter_transport(meter: HookMeter) -> None:
+    """Charge httpx's real transport (the request, and reading its response stream) to
+    TRANSPORT, so a hook's figure excludes the call it wraps. Must run before vcr is imported:
+    vcrpy keeps the transport methods it finds at import and calls those."""
+    import httpx
+    from httpx._transports import default
+
+    for owner, attribute, wrap in (
+        (httpx.HTTPTransport, "handle_request", meter.wrap),
+        (httpx.AsyncHTTPTransport, "handle_async_request", meter.wrap_async),
+        (default.ResponseStream, "__iter__", meter.wrap_iter),
+        (default.ResponseStream, "close", meter.wrap),
+        (default.AsyncResponseStream, "__aiter__", meter.wrap_aiter),
+        (default.AsyncResponseStream, "aclose", meter.wrap_async),
+    ):
+        current = vars(owner)[attribute]
+        if not is_metered(current):
+            setattr(owner, attribute, wrap(current, TRANSPORT))
+    if "vcr" in sys.modules:
+        print("note: vcr was imported before the transport was metered: vcrpy's hook figure "
+              "includes its transport calls", file=sys.stderr)
+    # symtrace's stream tap records a stream when it ends, outside the transport hook
+    tap = getattr(importlib.import_module("symtrace.boundaries.http.exchange"), "StreamTap",
+                  None)
+    if tap is not None and not is_metered(vars(tap).get("finish")):
+        tap.finish = meter.wrap(tap.finish, HOOK)
+
+
+def meter_hooks(meter: HookMeter) -> None:
+    """Charge what a recorder installed on the transport (now, in its session) to HOOK; the
+    recorder puts back what it found (the TRANSPORT wrapper) when its session ends."""
+    import httpx
+
+    for owner_name, attribute in HOOKED:
+        owner = getattr(httpx, owner_name)
+        current = vars(owner)[attribute]
+        if is_metered(current):
+            continue  # nothing installed: the plain transport
+        wrap = meter.wrap_async if attribute == "handle_async_request" else meter.wrap
+        setattr(owner, attribute, wrap(current, HOOK))
+
+
+@dataclass
+class Cell:
+    enter: float  # s, CPU of entering the session
+    body: float  # s per call, CPU of the calls and the session's exit (this process)
+    hooks: float  # s per call, main-thread CPU in the recorder's hooks (GC, transport excluded)
+    writer: float  # s per call, CPU of descendant processes (a writer) during the cell
+
+
+def settle(children: ChildCPU, before: int) -> int:
+    """CPU (ns) the descendants ran since *before*, waiting (wall time, not CPU of ours) until
+    they are idle, so a writer's work on this cell is not counted in the next."""
+    last = children.sample()
+    if last == before:
+        return 0
+    for _ in range(50):
+        time.sleep(0.01)
+        now = children.sample()
+        if now - last < 20_000:  # 20 us in 10 ms: idle
+            return now - before
+        last = now
+    return last - before
+
+
+def run_cell(name: str, cell: Path, workload: Workload, clients: Clients, calls: int,
+             meter: HookMeter, children: ChildCPU) -> Cell:
+    pin_gc()
+    before = children.sample()
     t0 = time.process_time()
-    manager = make()
+    manager = VARIANTS[name](cell)
     manager.__enter__()
     t1 = time.process_time()
+    meter_hooks(meter)
+    meter.reset()
     try:
-        body()
+        workload.run(clients, calls)
     except BaseException:
         manager.__exit__(*sys.exc_info())
         raise
-    manager.__exit__(None, None, None)
-    return t1 - t0, time.process_time() - t1
+    meter.enter(HOOK)  # the session's exit: vcrpy writes its cassette, symtrace closes
+    try:
+        manager.__exit__(None, None, None)
+    finally:
+        meter.leave()
+    t2 = time.process_time()
+    hooks = meter.take()[HOOK]
+    return Cell(t1 - t0, (t2 - t1) / calls, hooks / 1e9 / calls,
+                settle(children, before) / 1e9 / calls)
 
 
-def recording(url: str, workdir: Path, rounds: int, calls: int) -> None:
+def recording(endpoint: Endpoint, workdir: Path, rounds: int, calls: int,
+              names: list[str], dump: Path | None = None) -> None:
+    meter = HookMeter()
+    meter_transport(meter)
+    meter.install_gc()
+    children = ChildCPU(exclude={endpoint.pid})
+    counter = writer_cpu_counter()
+    counted0 = counter() if counter else 0.0
     loop = asyncio.new_event_loop()
     clients = Clients(
-        openai.OpenAI(base_url=url, api_key="sk-bench", max_retries=0),
-        openai.AsyncOpenAI(base_url=url, api_key="sk-bench", max_retries=0),
+        openai.OpenAI(base_url=endpoint.url, api_key="sk-bench", max_retries=0),
+        openai.AsyncOpenAI(base_url=endpoint.url, api_key="sk-bench", max_retries=0),
         loop,
     )
     workloads = [Workload(s, m) for s in ("short", "conversation") for m in ("sync", "async",
                                                                              "stream")]
-    names = list(VARIANTS)
-    per_call: dict[tuple[str, str], list[float]] = {}
-    setup: dict[str, list[float]] = {name: [] for name in names}
-    for round_ in range(rounds + 1):  # round 0 warms imports, connections and caches
+    cells: dict[tuple[str, str], list[Cell]] = {}
+    first: dict[str, Cell] = {}  # variant -> its first cell (round 0), for one-time costs
+    # round 0 warms imports, connections and caches, symtrace last: its first session starts
+    # a writer process (if it has one) after symtrace-inline warmed symtrace itself
+    warm = [n for n in names if n != "symtrace"] + [n for n in names if n == "symtrace"]
+    for round_ in range(rounds + 1):
         for w_index, workload in enumerate(workloads):
             shift = (round_ + w_index) % len(names)
-            for name in names[shift:] + names[:shift]:
+            order = names[shift:] + names[:shift] if round_ else warm
+            for name in order:
                 cell = workdir / f"rec-{round_}-{w_index}-{name}"
                 cell.mkdir()
-                enter, body = cpu_block(
-                    lambda n=name, c=cell: VARIANTS[n](c),
-                    lambda w=workload: w.run(clients, calls),
-                )
+                measured = run_cell(name, cell, workload, clients, calls, meter, children)
                 shutil.rmtree(cell)
                 if round_:
-                    per_call.setdefault((workload.name, name), []).append(body / calls)
-                    setup[name].append(enter)
+                    cells.setdefault((workload.name, name), []).append(measured)
+                else:
+                    first.setdefault(name, measured)
+    meter.uninstall_gc()
     loop.run_until_complete(clients.aclient.close())
     loop.close()
     clients.client.close()
+    counted = (counter() - counted0) if counter else None
+    if dump is not None:
+        dump.write_bytes(orjson.dumps({
+            "rounds": rounds, "calls": calls, "first": {k: vars(v) for k, v in first.items()},
+            "cells": {f"{w}|{n}": [vars(c) for c in v] for (w, n), v in cells.items()},
+        }, option=orjson.OPT_INDENT_2))
+    report_recording(workloads, names, cells, first, rounds, calls, children, counted)
 
-    print(f"\n1. Recording overhead per call (CPU of this process, openai SDK, local endpoint "
-          f"in its own process; median of {rounds} interleaved rounds of {calls} calls)")
-    print(f"{'workload':<22}{'unrecorded ms':>14}{'vcrpy +ms':>11}{'symtrace +ms':>14}"
-          f"{'symtrace/vcrpy':>16}")
-    ratios = []
+
+def report_recording(workloads: list[Workload], names: list[str],
+                     cells: dict[tuple[str, str], list[Cell]], first: dict[str, Cell],
+                     rounds: int, calls: int, children: ChildCPU, counted: float | None) -> None:
+    def ms(e: Estimate) -> str:
+        return f"{e.median * 1e3:6.3f} [{e.low * 1e3:.3f},{e.high * 1e3:.3f}]"
+
+    def ratio(a: float, b: float) -> str:
+        return f"{a / b:6.2f}" if b > 0 else "   n/a"
+
+    mode = "offloaded to a writer process" if writer_cpu_counter() else (
+        "inline (this symtrace has no writer process)")
+    print(f"\n1. Recording overhead per call, ms of CPU (openai SDK; local endpoint in its own "
+          f"process; {rounds} interleaved rounds of {calls} calls; median [95% CI of the "
+          f"median])\n"
+          "   in-proc  this process's CPU per call minus the unrecorded cell's of the same round "
+          "(process_time,\n"
+          "            all threads; calls + session exit: vcrpy writes its cassette there; GC "
+          "pinned before each cell)\n"
+          "   writer   CPU of the processes the recorder started (symtrace's writer), per call, "
+          "from /proc\n"
+          "   total    in-proc + writer: what recording costs; x vcrpy compares totals (vcrpy's "
+          "is all in-process)\n"
+          "   hooks    direct measure: main-thread CPU inside the recorder's own hooks "
+          "(transport hook, stream\n"
+          "            end, session exit) minus the real transport calls they wrap, GC "
+          "excluded; misses indirect\n"
+          "            effects (allocation that triggers GC elsewhere, patched sockets, cache "
+          "misses)\n"
+          f"   symtrace's writer: {mode}; symtrace-inline sets {WRITER_ENV}=inline for its "
+          "cells")
+    recorders = [n for n in names if n != "unrecorded"]
+    print(f"{'workload':<20}{'unrec':>7}  {'variant':<16}{'in-proc':>22}{'writer':>8}"
+          f"{'total':>22}{'x vcrpy':>8}{'hooks':>22}{'x vcrpy':>8}")
+    worst: dict[str, dict[str, tuple[float, str]]] = {}
     for workload in workloads:
-        base = per_call[(workload.name, "unrecorded")]
-        extra = {
-            name: statistics.median(
-                v - b for v, b in zip(per_call[(workload.name, name)], base, strict=True)
-            )
-            for name in ("vcrpy", "symtrace")
-        }
-        ratio = extra["symtrace"] / extra["vcrpy"] if extra["vcrpy"] > 0 else float("nan")
-        ratios.append(ratio)
-        print(f"{workload.name:<22}{statistics.median(base) * 1e3:>14.3f}"
-              f"{extra['vcrpy'] * 1e3:>11.3f}{extra['symtrace'] * 1e3:>14.3f}{ratio:>16.2f}")
-    print(f"worst symtrace/vcrpy overhead ratio: {max(ratios):.2f} (target <= 1, aim 0.33)")
-    print("session entry (fixed, ms): "
-          + ", ".join(f"{n} {statistics.median(v) * 1e3:.2f}" for n, v in setup.items()))
+        base = [c.body for c in cells[(workload.name, "unrecorded")]]
+        est: dict[str, dict[str, Estimate]] = {}
+        for name in recorders:
+            own = cells[(workload.name, name)]
+            est[name] = {
+                "in": median_ci(c.body - b for c, b in zip(own, base, strict=True)),
+                "writer": median_ci(c.writer for c in own),
+                "total": median_ci(c.body - b + c.writer for c, b in zip(own, base,
+                                                                          strict=True)),
+                "hooks": median_ci(c.hooks for c in own),
+            }
+        vcr = est.get("vcrpy")
+        for row, name in enumerate(recorders):
+            e = est[name]
+            label = f"{workload.name:<20}{statistics.median(base) * 1e3:>7.3f}" if row == 0 \
+                else " " * 27
+            versus = {k: ratio(e[k].median, vcr[k if k != "total" else "total"].median)
+                      if vcr else "   n/a" for k in ("total", "hooks")}
+            print(f"{label}  {name:<16}{ms(e['in']):>22}{e['writer'].median * 1e3:>8.3f}"
+                  f"{ms(e['total']):>22}{versus['total']:>8}{ms(e['hooks']):>22}"
+                  f"{versus['hooks']:>8}")
+            if vcr and name != "vcrpy":
+                for k in ("total", "in", "hooks"):
+                    r = e[k].median / vcr["total" if k == "in" else k].median
+                    if r > worst.setdefault(name, {}).get(k, (-1e9, ""))[0]:
+                        worst[name][k] = (r, workload.name.split()[0] + " "
+                                          + workload.name.split()[1])
+    for name, w in worst.items():
+        writer = ("writer process CPU included" if name == "symtrace" and writer_cpu_counter()
+                  else "no writer process")
+        print(f"verdict {name}: worst total overhead / vcrpy's = {w['total'][0]:.2f} "
+              f"({w['total'][1]}; in-process + writer, {writer}); target <= 1, aim 0.33. "
+              f"In-process alone: {w['in'][0]:.2f} ({w['in'][1]}); hooks (direct): "
+              f"{w['hooks'][0]:.2f} ({w['hooks'][1]})")
+    entry = {n: statistics.median(c.enter for k, v in cells.items() if k[1] == n for c in v)
+             for n in names}
+    print("session entry (fixed, ms): " + ", ".join(f"{n} {v * 1e3:.2f}"
+                                                     for n, v in entry.items()))
+    spawn_line(workloads[0], cells, first, calls)
+    if counted is not None:
+        print(f"writer CPU over the whole table: symtrace's counter {counted * 1e3:.1f} ms, "
+              f"/proc {children.total / 1e6:.1f} ms")
+
+
+def spawn_line(workload: Workload, cells: dict[tuple[str, str], list[Cell]],
+               first: dict[str, Cell], calls: int) -> None:
+    """The one-time cost of symtrace's first session (its writer process starting): its first
+    cell (round 0) less the median of the same cell later, in this process and in the writer."""
+    if "symtrace" not in first:
+        return
+    later = cells[(workload.name, "symtrace")]
+    head = first["symtrace"]
+    own = head.enter + head.body * calls - statistics.median(c.enter + c.body * calls
+                                                             for c in later)
+    writer = (head.writer - statistics.median(c.writer for c in later)) * calls
+    if head.writer == 0:
+        print("writer spawn (one-time): none (no writer process started)")
+        return
+    print(f"writer spawn (one-time, symtrace's first session less a later one): "
+          f"{own * 1e3:.1f} ms in this process, {writer * 1e3:.1f} ms CPU in the writer "
+          f"process")
 
 
 # -- synthetic bundles through the public API ---------------------------------------------------
@@ -384,8 +597,14 @@ def conversation_sizes(url: str, workdir: Path, turns_list: list[int]) -> None:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=20, help="recording rounds")
     parser.add_argument("--calls", type=int, default=40, help="calls per recording cell")
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS),
+                        choices=list(VARIANTS), help="recording variants (unrecorded is "
+                        "always measured: overheads are differences with it)")
+    parser.add_argument("--dump", type=Path, default=None, metavar="FILE",
+                        help="write every recording cell's figures to FILE (JSON)")
+    parser.add_argument("--replay-rounds", type=int, default=5, help="replays per bundle")
     parser.add_argument("--events", type=int, nargs="+", default=[500, 5000, 50000])
     parser.add_argument("--replay-cap", type=int, default=None, metavar="N",
                         help="replay only the first N calls of each synthetic bundle")
@@ -395,18 +614,20 @@ def main(argv: list[str]) -> int:
     # a TERM (timeout, kill) unwinds like an error: the endpoint process and the workdir go too
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.environ.pop("OPENAI_API_KEY", None)
+    os.environ.pop(WRITER_ENV, None)  # symtrace's default; the inline variant sets it
     os.environ[SECRET_ENV] = "bench-" + hashlib.sha256(b"not a real key").hexdigest()[:32]
     workdir = Path(tempfile.mkdtemp(prefix="symtrace-bench-"))
     print(f"symtrace {symtrace.__version__}, python {sys.version.split()[0]}, "
           f"{os.cpu_count()} CPUs")
     try:
-        with stub_endpoint() as url:
+        with stub_endpoint() as endpoint:
             if args.only in (None, "record"):
-                recording(url, workdir, args.rounds, args.calls)
+                names = ["unrecorded", *(n for n in args.variants if n != "unrecorded")]
+                recording(endpoint, workdir, args.rounds, args.calls, names, args.dump)
             if args.only in (None, "replay"):
-                replaying(workdir, args.events, args.rounds, args.replay_cap)
+                replaying(workdir, args.events, args.replay_rounds, args.replay_cap)
             if args.only in (None, "size"):
-                conversation_sizes(url, workdir, args.turns)
+                conversation_sizes(endpoint.url, workdir, args.turns)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return 0
