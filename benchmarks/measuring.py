@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import gc
+import json
 import math
 import os
 import statistics
@@ -218,6 +219,44 @@ class HookMeter:
 
 def is_metered(func: Any) -> bool:
     return hasattr(func, "__metered__")
+
+
+# -- a contention probe ---------------------------------------------------------------------------
+def probe_work() -> int:
+    """A fixed piece of interpreter work (dicts, strings, json) of ~0.15 ms: the same in every
+    cell whatever the recorder, so its CPU measures how much the machine's other load slows
+    this process's code down at that moment."""
+    rows = [{"role": "user", "content": f"message {i} " + "x" * (i % 50), "n": i}
+            for i in range(80)]
+    back = json.loads(json.dumps(rows))
+    return sum(len(r["content"]) for r in back) + len(sorted(r["content"] for r in rows))
+
+
+class Probe:
+    """Runs `probe_work` when called (between two calls of a workload) and counts its main-
+    thread CPU; `take()` returns (ns, runs) since the last take."""
+
+    def __init__(self, clock: Callable[[], int] = time.thread_time_ns) -> None:
+        self.clock = clock
+        self.ns = 0
+        self.runs = 0
+
+    def __call__(self) -> None:
+        start = self.clock()
+        probe_work()
+        self.ns += self.clock() - start
+        self.runs += 1
+
+    def take(self) -> tuple[int, int]:
+        taken = (self.ns, self.runs)
+        self.ns, self.runs = 0, 0
+        return taken
+
+
+def normalised(values: list[float], probes: list[float], reference: float) -> list[float]:
+    """*values* scaled by reference / probe of the same cell: what each cell would have cost at
+    the machine speed of *reference* (a probe's CPU per run)."""
+    return [v * reference / p if p > 0 else v for v, p in zip(values, probes, strict=True)]
 
 
 # -- CPU of descendant processes, from /proc -----------------------------------------------------

@@ -50,7 +50,11 @@ DEFAULT_COMPONENTS = (
     "symtrace.model.graph:GraphBuilder.parents_for",
     "symtrace.model.graph:GraphBuilder.completed",
     "symtrace.bundle.writer:BundleWriter.write_event",
-    "symtrace.record.offload:WriterClient.send",
+    "symtrace.record.offload:OffloadedSink.open_call",
+    "symtrace.record.offload:OffloadedSink.emit",
+    "symtrace.record.offload:WriterProcess.send",
+    "symtrace.record.offload:WriterProcess.request",
+    "symtrace.record.offload:encode",  # frames.encode as offload calls it
     "httpx:HTTPTransport.handle_request",
     "httpx:AsyncHTTPTransport.handle_async_request",
     "httpx:Client._send_single_request",

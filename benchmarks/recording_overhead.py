@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import importlib
 import os
@@ -49,7 +50,7 @@ from typing import Any
 
 import openai
 import orjson
-from measuring import ChildCPU, Estimate, HookMeter, is_metered, median_ci, pin_gc
+from measuring import ChildCPU, Estimate, HookMeter, Probe, is_metered, median_ci, pin_gc
 
 import symtrace
 
@@ -129,9 +130,11 @@ class Workload:
         if self.shape == "conversation":
             self.conversation.reply(content)
 
-    def run(self, clients: Clients, calls: int) -> None:
+    def run(self, clients: Clients, calls: int,
+            between: Callable[[], None] = lambda: None) -> None:
+        """*calls* calls; *between* runs after each (a contention probe)."""
         if self.mode == "async":
-            clients.loop.run_until_complete(self._arun(clients.aclient, calls))
+            clients.loop.run_until_complete(self._arun(clients.aclient, calls, between))
             return
         for i in range(calls):
             if self.mode == "stream":
@@ -148,11 +151,14 @@ class Workload:
                     model="m", messages=self.messages(i)
                 )
                 self.answered(reply.choices[0].message.content)
+            between()
 
-    async def _arun(self, aclient: openai.AsyncOpenAI, calls: int) -> None:
+    async def _arun(self, aclient: openai.AsyncOpenAI, calls: int,
+                    between: Callable[[], None]) -> None:
         for i in range(calls):
             reply = await aclient.chat.completions.create(model="m", messages=self.messages(i))
             self.answered(reply.choices[0].message.content)
+            between()
 
 
 @dataclass
@@ -270,6 +276,10 @@ class Cell:
     body: float  # s per call, CPU of the calls and the session's exit (this process)
     hooks: float  # s per call, main-thread CPU in the recorder's hooks (GC, transport excluded)
     writer: float  # s per call, CPU of descendant processes (a writer) during the cell
+    sdk: float  # s per call, main-thread CPU outside hooks, transport and GC (the SDK's own)
+    transport: float  # s per call, main-thread CPU in httpx's real transport
+    gc: float  # s per call, main-thread CPU in the garbage collector
+    probe: float  # s per run of the contention probe in this cell (not in body)
 
 
 def settle(children: ChildCPU, before: int) -> int:
@@ -288,7 +298,7 @@ def settle(children: ChildCPU, before: int) -> int:
 
 
 def run_cell(name: str, cell: Path, workload: Workload, clients: Clients, calls: int,
-             meter: HookMeter, children: ChildCPU) -> Cell:
+             meter: HookMeter, children: ChildCPU, probe: Probe) -> Cell:
     pin_gc()
     before = children.sample()
     t0 = time.process_time()
@@ -297,8 +307,9 @@ def run_cell(name: str, cell: Path, workload: Workload, clients: Clients, calls:
     t1 = time.process_time()
     meter_hooks(meter)
     meter.reset()
+    probe.take()
     try:
-        workload.run(clients, calls)
+        workload.run(clients, calls, probe)
     except BaseException:
         manager.__exit__(*sys.exc_info())
         raise
@@ -308,17 +319,22 @@ def run_cell(name: str, cell: Path, workload: Workload, clients: Clients, calls:
     finally:
         meter.leave()
     t2 = time.process_time()
-    hooks = meter.take()[HOOK]
-    return Cell(t1 - t0, (t2 - t1) / calls, hooks / 1e9 / calls,
-                settle(children, before) / 1e9 / calls)
+    modes = meter.take()
+    probed, runs = probe.take()
+    return Cell(t1 - t0, (t2 - t1 - probed / 1e9) / calls, modes[HOOK] / 1e9 / calls,
+                settle(children, before) / 1e9 / calls,
+                (modes["other"] - probed) / 1e9 / calls, modes[TRANSPORT] / 1e9 / calls,
+                modes["gc"] / 1e9 / calls, probed / 1e9 / max(runs, 1))
 
 
 def recording(endpoint: Endpoint, workdir: Path, rounds: int, calls: int,
-              names: list[str], dump: Path | None = None) -> None:
+              names: list[str], dump: Path | None = None, raw: bool = False) -> None:
+    load0 = os.getloadavg()[0]
     meter = HookMeter()
     meter_transport(meter)
     meter.install_gc()
     children = ChildCPU(exclude={endpoint.pid})
+    probe = Probe()
     counter = writer_cpu_counter()
     counted0 = counter() if counter else 0.0
     loop = asyncio.new_event_loop()
@@ -341,7 +357,8 @@ def recording(endpoint: Endpoint, workdir: Path, rounds: int, calls: int,
             for name in order:
                 cell = workdir / f"rec-{round_}-{w_index}-{name}"
                 cell.mkdir()
-                measured = run_cell(name, cell, workload, clients, calls, meter, children)
+                measured = run_cell(name, cell, workload, clients, calls, meter, children,
+                                    probe)
                 shutil.rmtree(cell)
                 if round_:
                     cells.setdefault((workload.name, name), []).append(measured)
@@ -357,86 +374,107 @@ def recording(endpoint: Endpoint, workdir: Path, rounds: int, calls: int,
             "rounds": rounds, "calls": calls, "first": {k: vars(v) for k, v in first.items()},
             "cells": {f"{w}|{n}": [vars(c) for c in v] for (w, n), v in cells.items()},
         }, option=orjson.OPT_INDENT_2))
-    report_recording(workloads, names, cells, first, rounds, calls, children, counted)
+    report_recording(workloads, names, cells, first, rounds, calls, children, counted, raw,
+                     (load0, os.getloadavg()[0]))
+
+
+def scale_cells(cells: dict[tuple[str, str], list[Cell]], raw: bool) -> tuple[
+        dict[tuple[str, str], list[Cell]], Estimate]:
+    """Every cell's per-call figures scaled to the median probe of the run (the machine's
+    speed varies with the other load on it; the probe ran in the same cell, between its
+    calls), unless *raw*; and the probe's spread over cells."""
+    probes = [c.probe for v in cells.values() for c in v]
+    reference = statistics.median(probes)
+    spread = Estimate(reference, min(probes), max(probes), len(probes))
+    if raw:
+        return cells, spread
+    scaled = {}
+    for key, own in cells.items():
+        scaled[key] = [dataclasses.replace(
+            c, body=c.body * f, hooks=c.hooks * f, writer=c.writer * f, sdk=c.sdk * f,
+            transport=c.transport * f, gc=c.gc * f)
+            for c in own for f in [reference / c.probe if c.probe > 0 else 1.0]]
+    return scaled, spread
+
+
+def estimates(own: list[Cell], base: list[Cell]) -> dict[str, Estimate]:
+    """A recorder's figures per call, from its cells and the unrecorded cells of the same
+    rounds (see report_recording)."""
+    pairs = list(zip(own, base, strict=True))
+    return {
+        "in": median_ci(c.body - b.body for c, b in pairs),
+        "writer": median_ci(c.writer for c in own),
+        "total": median_ci(c.body - b.body + c.writer for c, b in pairs),
+        "hooks": median_ci(c.hooks for c in own),
+    }
 
 
 def report_recording(workloads: list[Workload], names: list[str],
                      cells: dict[tuple[str, str], list[Cell]], first: dict[str, Cell],
-                     rounds: int, calls: int, children: ChildCPU, counted: float | None) -> None:
+                     rounds: int, calls: int, children: ChildCPU, counted: float | None,
+                     raw: bool = False, load: tuple[float, float] = (0.0, 0.0)) -> None:
     def ms(e: Estimate) -> str:
-        return f"{e.median * 1e3:6.3f} [{e.low * 1e3:.3f},{e.high * 1e3:.3f}]"
+        return f"{e.median * 1e3:.3f} [{e.low * 1e3:.2f},{e.high * 1e3:.2f}]"
 
-    def ratio(a: float, b: float) -> str:
-        return f"{a / b:6.2f}" if b > 0 else "   n/a"
-
-    mode = "offloaded to a writer process" if writer_cpu_counter() else (
-        "inline (this symtrace has no writer process)")
-    print(f"\n1. Recording overhead per call, ms of CPU (openai SDK; local endpoint in its own "
-          f"process; {rounds} interleaved rounds of {calls} calls; median [95% CI of the "
-          f"median])\n"
-          "   in-proc  this process's CPU per call minus the unrecorded cell's of the same round "
-          "(process_time,\n"
-          "            all threads; calls + session exit: vcrpy writes its cassette there; GC "
-          "pinned before each cell)\n"
-          "   writer   CPU of the processes the recorder started (symtrace's writer), per call, "
-          "from /proc\n"
-          "   total    in-proc + writer: what recording costs; x vcrpy compares totals (vcrpy's "
-          "is all in-process)\n"
-          "   hooks    direct measure: main-thread CPU inside the recorder's own hooks "
-          "(transport hook, stream\n"
-          "            end, session exit) minus the real transport calls they wrap, GC "
-          "excluded; misses indirect\n"
-          "            effects (allocation that triggers GC elsewhere, patched sockets, cache "
-          "misses)\n"
-          f"   symtrace's writer: {mode}; symtrace-inline sets {WRITER_ENV}=inline for its "
-          "cells")
+    scaled, probe = scale_cells(cells, raw)
+    swing = probe.high / probe.low if probe.low > 0 else float("nan")
+    writer_process = writer_cpu_counter() is not None
+    mode = ("offloaded to a writer process" if writer_process
+            else "inline (this symtrace has no writer process)")
+    scaling = ("unscaled (--raw)" if raw else
+               f"scaled to the run's median probe ({probe.median * 1e3:.3f} ms)")
+    print(f"""
+1. Recording overhead per call, ms of CPU: openai SDK, local endpoint in its own process;
+   {rounds} interleaved rounds of {calls} calls per cell; median [95% CI of the median] over rounds
+   in-proc  this process's CPU (process_time, all threads) per call, calls + session exit (vcrpy
+            writes its cassette there), minus the unrecorded cell's of the same round
+   writer   CPU of processes the recorder started (symtrace's writer process), per call (/proc)
+   total    in-proc + writer: what recording costs. "x vcrpy" compares totals (vcrpy's is all
+            in-process)
+   hooks    direct measure: main-thread CPU inside the recorder's own hooks (transport hook,
+            stream end, session exit) minus the real transport calls they wrap, GC excluded;
+            misses indirect effects (garbage collected later, patched sockets, caches)
+   Before each cell the collector is pinned (collect + freeze). A probe (fixed Python work,
+   after each call) measures the machine's speed in each cell: it varied x{swing:.2f} over
+   cells ({probe.low * 1e3:.3f}-{probe.high * 1e3:.3f} ms); figures are {scaling}.
+   Load average {load[0]:.1f} at the start, {load[1]:.1f} at the end.
+   symtrace's writer: {mode}; symtrace-inline sets {WRITER_ENV}=inline for its cells""")
     recorders = [n for n in names if n != "unrecorded"]
-    print(f"{'workload':<20}{'unrec':>7}  {'variant':<16}{'in-proc':>22}{'writer':>8}"
-          f"{'total':>22}{'x vcrpy':>8}{'hooks':>22}{'x vcrpy':>8}")
+    print(f"{'workload':<20}{'unrec':>7}  {'variant':<16}{'in-proc':>21}{'writer':>8}"
+          f"{'total':>21}{'x vcrpy':>8}{'hooks':>21}{'x vcrpy':>8}")
     worst: dict[str, dict[str, tuple[float, str]]] = {}
     for workload in workloads:
-        base = [c.body for c in cells[(workload.name, "unrecorded")]]
-        est: dict[str, dict[str, Estimate]] = {}
-        for name in recorders:
-            own = cells[(workload.name, name)]
-            est[name] = {
-                "in": median_ci(c.body - b for c, b in zip(own, base, strict=True)),
-                "writer": median_ci(c.writer for c in own),
-                "total": median_ci(c.body - b + c.writer for c, b in zip(own, base,
-                                                                          strict=True)),
-                "hooks": median_ci(c.hooks for c in own),
-            }
+        base = scaled[(workload.name, "unrecorded")]
+        est = {name: estimates(scaled[(workload.name, name)], base) for name in recorders}
         vcr = est.get("vcrpy")
         for row, name in enumerate(recorders):
             e = est[name]
-            label = f"{workload.name:<20}{statistics.median(base) * 1e3:>7.3f}" if row == 0 \
-                else " " * 27
-            versus = {k: ratio(e[k].median, vcr[k if k != "total" else "total"].median)
-                      if vcr else "   n/a" for k in ("total", "hooks")}
-            print(f"{label}  {name:<16}{ms(e['in']):>22}{e['writer'].median * 1e3:>8.3f}"
-                  f"{ms(e['total']):>22}{versus['total']:>8}{ms(e['hooks']):>22}"
-                  f"{versus['hooks']:>8}")
-            if vcr and name != "vcrpy":
-                for k in ("total", "in", "hooks"):
-                    r = e[k].median / vcr["total" if k == "in" else k].median
-                    if r > worst.setdefault(name, {}).get(k, (-1e9, ""))[0]:
-                        worst[name][k] = (r, workload.name.split()[0] + " "
-                                          + workload.name.split()[1])
+            label = (f"{workload.name:<20}{statistics.median(c.body for c in base) * 1e3:>7.3f}"
+                     if row == 0 else " " * 27)
+            versus = {k: (f"{e[k].median / vcr[k].median:8.2f}"
+                          if vcr and vcr[k].median > 0 else "     n/a") for k in ("total", "hooks")}
+            print(f"{label}  {name:<16}{ms(e['in']):>21}{e['writer'].median * 1e3:>8.3f}"
+                  f"{ms(e['total']):>21}{versus['total']}{ms(e['hooks']):>21}{versus['hooks']}")
+            if vcr and name != "vcrpy" and vcr["total"].median > 0:
+                for key, against in (("total", "total"), ("in", "total"), ("hooks", "hooks")):
+                    r = e[key].median / vcr[against].median
+                    if r > worst.setdefault(name, {}).get(key, (-1e9, ""))[0]:
+                        worst[name][key] = (r, " ".join(workload.name.split()))
     for name, w in worst.items():
-        writer = ("writer process CPU included" if name == "symtrace" and writer_cpu_counter()
+        writer = ("its writer process's CPU included" if name == "symtrace" and writer_process
                   else "no writer process")
         print(f"verdict {name}: worst total overhead / vcrpy's = {w['total'][0]:.2f} "
-              f"({w['total'][1]}; in-process + writer, {writer}); target <= 1, aim 0.33. "
-              f"In-process alone: {w['in'][0]:.2f} ({w['in'][1]}); hooks (direct): "
-              f"{w['hooks'][0]:.2f} ({w['hooks'][1]})")
+              f"({w['total'][1]}; total = in-process + writer, {writer}); target <= 1, aim "
+              f"0.33.\n   In-process alone / vcrpy's total: {w['in'][0]:.2f} ({w['in'][1]}); "
+              f"hooks (direct) / vcrpy's hooks: {w['hooks'][0]:.2f} ({w['hooks'][1]})")
     entry = {n: statistics.median(c.enter for k, v in cells.items() if k[1] == n for c in v)
              for n in names}
-    print("session entry (fixed, ms): " + ", ".join(f"{n} {v * 1e3:.2f}"
-                                                     for n, v in entry.items()))
+    print("session entry (fixed, ms, unscaled): " + ", ".join(f"{n} {v * 1e3:.2f}"
+                                                              for n, v in entry.items()))
     spawn_line(workloads[0], cells, first, calls)
     if counted is not None:
-        print(f"writer CPU over the whole table: symtrace's counter {counted * 1e3:.1f} ms, "
-              f"/proc {children.total / 1e6:.1f} ms")
+        print(f"writer CPU over the whole table: symtrace's counter {counted * 1e3:.0f} ms, "
+              f"/proc {children.total / 1e6:.0f} ms (unscaled)")
 
 
 def spawn_line(workload: Workload, cells: dict[tuple[str, str], list[Cell]],
@@ -604,6 +642,8 @@ def main(argv: list[str]) -> int:
                         "always measured: overheads are differences with it)")
     parser.add_argument("--dump", type=Path, default=None, metavar="FILE",
                         help="write every recording cell's figures to FILE (JSON)")
+    parser.add_argument("--raw", action="store_true",
+                        help="recording figures not scaled by the contention probe")
     parser.add_argument("--replay-rounds", type=int, default=5, help="replays per bundle")
     parser.add_argument("--events", type=int, nargs="+", default=[500, 5000, 50000])
     parser.add_argument("--replay-cap", type=int, default=None, metavar="N",
@@ -623,7 +663,8 @@ def main(argv: list[str]) -> int:
         with stub_endpoint() as endpoint:
             if args.only in (None, "record"):
                 names = ["unrecorded", *(n for n in args.variants if n != "unrecorded")]
-                recording(endpoint, workdir, args.rounds, args.calls, names, args.dump)
+                recording(endpoint, workdir, args.rounds, args.calls, names, args.dump,
+                          args.raw)
             if args.only in (None, "replay"):
                 replaying(workdir, args.events, args.replay_rounds, args.replay_cap)
             if args.only in (None, "size"):
