@@ -192,7 +192,8 @@ def main(argv: list[str]) -> int:
           f"collector {components.gc_ns / n / 1e6:.3f} ms (main thread)")
     print(f"  processes it started (writer): {writer / n / 1e6:.3f} ms CPU per call")
     print(f"  {'component (inclusive, GC excluded)':<52}{'us/call':>9}{'calls/call':>11}")
-    print("  (HTTPTransport.handle_request*: the real transport, under the recorder's hook)")
+    print("  (HTTPTransport.handle_request, AsyncHTTPTransport.handle_async_request: the real "
+          "transport, under the recorder's hook)")
     for label, ns in sorted(components.cpu.items(), key=lambda kv: -kv[1]):
         print(f"  {label:<52}{ns / n / 1e3:>9.1f}{components.calls[label] / n:>11.2f}")
     for spec in present:

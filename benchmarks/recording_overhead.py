@@ -1,27 +1,51 @@
 """Is symtrace cheap enough to leave on? Recording, replay, size and load, side by side.
 
-    .venv/bin/python benchmarks/recording_overhead.py [--rounds 5] [--calls 40]
-        [--events 500 5000 50000] [--replay-cap N] [--only record|replay]
+    .venv/bin/python benchmarks/recording_overhead.py [--rounds 20] [--calls 40]
+        [--variants unrecorded vcrpy symtrace symtrace-inline] [--raw] [--dump FILE]
+        [--events 500 5000 50000] [--replay-rounds 5] [--replay-cap N]
+        [--only record|replay|size]
 
-One run prints four tables (CPU time of this process, ``time.process_time``: the machine is
-shared and wall time is noise; the stub endpoint runs in a separate process so its CPU is not
-counted, while any background thread symtrace might use is):
+One run prints four tables (CPU time, never wall time: the machine is shared and its wall clock
+is noise; the stub endpoint runs in a separate process so its CPU is not counted):
 
 1. **Recording overhead per call**, openai SDK against a local stub endpoint (its own process):
-   unrecorded, recorded by vcrpy, recorded by symtrace. Shapes: a short one-message request, and a
-   ~8 KB 20-message conversation (a running chat: each call appends the last reply and a new user
-   turn and keeps the system prompt plus the latest 19 messages, as a context window does).
-   Modes: sync, async (one long-lived event loop), and sync streaming. A cell's cost is the CPU
-   of its calls plus the session's exit (vcrpy writes its cassette there, symtrace finalises),
-   divided by the calls; the session's entry is reported apart as a fixed cost. Rounds are
-   interleaved, the variant order rotates, and the overhead is the median over rounds of the
-   paired difference against the unrecorded cell of the same round.
+   unrecorded, recorded by vcrpy, by symtrace (its default: graph derivation and bundle writing
+   in a writer process, where this symtrace has one) and by symtrace-inline (SYMTRACE_WRITER=inline:
+   everything in the program's process). Shapes: a short one-message request, and a ~8 KB
+   20-message conversation (a running chat: each call appends the last reply and a new user turn
+   and keeps the system prompt plus the latest 19 messages, as a context window does). Modes:
+   sync, async (one long-lived event loop), and sync streaming. A cell is one session of
+   ``--calls`` calls; its cost is the CPU of its calls plus the session's exit (vcrpy writes its
+   cassette there, symtrace seals its bundle), per call; the session's entry, and the one-time
+   start of symtrace's writer process, are reported apart. Rounds are interleaved (every
+   variant of a workload back to back, the order rotating), and per cell it prints, as the
+   median over rounds with a 95 % confidence interval of the median (order statistics):
+   * **in-proc**: this process's CPU (`time.process_time`, all its threads) minus the
+     unrecorded cell's of the same round;
+   * **writer**: CPU of the processes the recorder started (symtrace's writer process), read
+     from /proc (`schedstat`, ns), which `process_time` does not see; zero for vcrpy;
+   * **total** = in-proc + writer, the figure compared with vcrpy's (whose cost is all in its
+     own process) and the one the verdict line states;
+   * **hooks**: a direct measure, far less noisy: main-thread CPU inside the recorder's own
+     hooks (the transport hook both recorders install on httpx, symtrace's stream end, the
+     session's exit) minus the real transport calls they wrap, with the garbage collector's
+     time excluded. It misses indirect effects (garbage collected outside the hooks, patched
+     sockets, caches), which in-proc includes.
+   Noise control (docs/performance.md, "Fifth pass"): before each cell the collector is
+   pinned (`gc.collect()` + `gc.freeze()`: every cell starts with empty generations, and no
+   full collection of the whole heap lands in a random cell); after each call a fixed piece of
+   Python work (the probe, not counted in the cell) measures how fast the machine runs this
+   process at that moment, and every figure of a cell is scaled to the run's median probe
+   (``--raw``: unscaled). On the shared 2-core machine the probe's CPU varies up to ~2.5x
+   between cells with the other load; scaling removes most of that from the comparison.
+   ``--dump FILE`` writes every cell's figures (JSON).
 2. **Strict replay CPU per event** on bundles of about 500 / 5,000 / 50,000 events, generated
    through the public API (`symtrace.record`, `symtrace.tool`, `symtrace.agent`): strict agent
    lanes plus pooled asyncio tasks whose results complete out of issue order (so replay holds
    them for the completion order). Tool boundaries only, so the figure is symtrace's own cost,
    not the SDK's. ``--replay-cap N`` replays only the first N calls of each bundle (for an
    O(n)-per-event implementation that would take hours at 50,000); the table says so.
+   ``--replay-rounds`` replays per bundle (fewer for the largest).
 3. **Bundle bytes and file count vs events, and load time** (`symtrace.load_bundle`, CPU).
 4. **Bundle bytes and files vs conversation length** (LLM calls re-sending their history), with
    the verbatim size of the same events for comparison.
