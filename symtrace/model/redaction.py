@@ -79,6 +79,12 @@ _QUERY_HINTS = (
     "key=", "token=", "secret=", "password=", "passwd=", "sig=", "signature=", "auth=",
     "authorization=",
 )
+# The non-ASCII characters the query names' `(?i:...)` matches to an ASCII letter (`re` folds
+# case one character to one: long s ~ s, Kelvin sign ~ k, dotted and dotless I ~ i), which
+# `str.lower` leaves or expands otherwise ("ſ", "i̇"): folded to that letter before the hints
+# are looked for, so `ſecret=` is a candidate as it is a match. tests/unit/
+# test_redaction_prefilter.py derives this set from all of Unicode with `re` and checks it.
+_ASCII_FOLDS = (("\u017f", "s"), ("\u212a", "k"), ("\u0130", "i"), ("\u0131", "i"))
 # The clean-string memo's bounds: cleared whole when either is exceeded (a new phase of the
 # run; old texts are rarely re-sent). Texts longer than CLEAN_MAX_TEXT are searched each time.
 CLEAN_ENTRIES = 16_384
@@ -250,6 +256,10 @@ class Redactor:
                 return True
         if "=" not in text:
             return False
+        if not text.isascii():  # a flag test: only non-ASCII text looks for the four
+            for char, letter in _ASCII_FOLDS:  # C substring tests (str.translate is slower)
+                if char in text:
+                    text = text.replace(char, letter)
         lowered = text.lower()
         return any(name in lowered for name in _QUERY_HINTS)
 
