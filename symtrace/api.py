@@ -16,6 +16,7 @@ The CLI (`symtrace record/replay -- CMD`) drives the same sessions inside a chil
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import shutil
@@ -37,7 +38,12 @@ from symtrace.bundle.format import KIND_RECORDING
 from symtrace.bundle.manifest import child_manifest, new_manifest, new_seed
 from symtrace.bundle.reader import load_bundle
 from symtrace.bundle.writer import BundleWriter
-from symtrace.errors import RedactionError, ReplayDivergence, UnrecordedLLMRequest
+from symtrace.errors import (
+    BundleWriteError,
+    RedactionError,
+    ReplayDivergence,
+    UnrecordedLLMRequest,
+)
 from symtrace.frameworks import registry as adapter_registry
 from symtrace.model.canonical import JSONValue, to_json_value
 from symtrace.model.events import EventType
@@ -46,6 +52,7 @@ from symtrace.model.redaction import Redactor
 from symtrace.model.runtime_info import version_warnings
 from symtrace.record.outcome import complete_bundle
 from symtrace.record.recorder import Recorder
+from symtrace.record.sinks import Recording, new_recording
 from symtrace.replay.anchors import ResolvedAnchor, resolve_anchor
 from symtrace.replay.replayer import Replayer
 from symtrace.session.core import Session, activate, deactivate, final_result
@@ -78,12 +85,17 @@ def record(
     secrets: Sequence[str] = (),
     adapters: Sequence[str] | None = None,
     overwrite: bool = False,
+    writer: str | None = None,
 ) -> Iterator[Handle]:
     """Record every boundary call made inside the block into a bundle at *path*.
 
     Python's `random` is seeded from a recorded seed (s0) so programs that draw from it make
     the same draws on replay. A block that raises still produces a complete bundle whose
     outcome is "error": failing runs are the ones worth keeping.
+
+    *writer*: `"process"` (default, or $SYMTRACE_WRITER) derives the graph and writes the
+    bundle in a writer process, `"inline"` in this one; the bundle is the same
+    (docs/recording-process.md).
     """
     seed = new_seed() if seed is None else seed
     redactor = Redactor.from_environment(secrets)
@@ -97,46 +109,52 @@ def record(
         hash_seed=os.environ.get("PYTHONHASHSEED"),
         adapters=[a.name for a in names],
     )
-    writer = BundleWriter(path, manifest, redactor=redactor, overwrite=overwrite).open()
-    session = Recorder(writer, redactor)
+    sink = new_recording(path, manifest, redactor=redactor, overwrite=overwrite, writer=writer)
+    session = Recorder(None, redactor, sink=sink)
     egress = EgressRecorder()
-    with _installed(session, names, egress):
-        random.seed(seed)
-        handle = Handle(Path(path), session)
-        try:
-            yield handle
-        except BaseException as exc:
-            if session.refusal is not None:  # a refused recording keeps nothing
-                _discard(writer, path)
-                raise RedactionError(session.refusal) from exc
-            if egress.refused:  # a bundle that misses an LLM call must not exist
-                _discard(writer, path)
-                raise UnrecordedLLMRequest(egress.refused[0]) from exc
-            _note_adapters_used(writer, names, adapters)
-            session.abandon_open()  # calls still in flight are part of the run: before the seal
-            writer.manifest["config"]["network"] = network_manifest(
-                session.events, egress.to_json())
-            complete_bundle(
-                writer,
-                exit_code=None,
-                value=session.final_value,
-                status="error",
-                error=f"{type(exc).__name__}: {exc}",
-            )
-            raise
-        _note_adapters_used(writer, names, adapters)
-    if session.refusal is not None:  # the block caught the refusal: still keep nothing
-        _discard(writer, path)
-        raise RedactionError(session.refusal)
-    if egress.refused:  # raised inside the block and swallowed by the program
-        _discard(writer, path)
-        raise UnrecordedLLMRequest(egress.refused[0])
-    writer.manifest["config"]["network"] = network_manifest(session.events, egress.to_json())
-    complete_bundle(writer, exit_code=None, value=session.final_value, status="ok")
+    try:
+        with _installed(session, names, egress):
+            random.seed(seed)
+            handle = Handle(Path(path), session)
+            try:
+                yield handle
+            except BaseException as exc:
+                if session.refusal is not None:  # a refused recording keeps nothing
+                    raise RedactionError(session.refusal) from exc
+                if egress.refused:  # a bundle that misses an LLM call must not exist
+                    _discard(sink, path)
+                    raise UnrecordedLLMRequest(egress.refused[0]) from exc
+                _note_adapters_used(sink.manifest, names, adapters)
+                session.abandon_open()  # calls still in flight are part of the run: before the seal
+                _complete(sink, session, egress, status="error",
+                          error=f"{type(exc).__name__}: {exc}")
+                raise
+            _note_adapters_used(sink.manifest, names, adapters)
+        # the session ended (calls still in flight were recorded): a failure the writer
+        # process hit on the last events is raised here, before anything is sealed
+        session.guarded(sink.check)
+        if session.refusal is not None:  # the block caught the refusal: still keep nothing
+            raise RedactionError(session.refusal)
+        if egress.refused:  # raised inside the block and swallowed by the program
+            _discard(sink, path)
+            raise UnrecordedLLMRequest(egress.refused[0])
+        _complete(sink, session, egress, status="ok", error=None)
+    except RedactionError:
+        if session.refusal is not None:  # wherever it surfaced (a boundary call, the writer's
+            _discard(sink, path)  # last check before a write, the seal): nothing is kept
+        raise
 
 
-def _discard(writer: BundleWriter, path: str | os.PathLike[str]) -> None:
-    writer.abort()
+def _complete(sink: Recording, session: Session, egress: EgressRecorder, *, status: str,
+              error: str | None) -> None:
+    sink.manifest["config"]["network"] = network_manifest(session.events, egress.to_json())
+    session.guarded(sink.complete, exit_code=None, value=session.final_value, status=status,
+                    error=error)
+
+
+def _discard(sink: Recording, path: str | os.PathLike[str]) -> None:
+    with contextlib.suppress(BundleWriteError):  # a writer that died holds nothing to drop
+        sink.abort()
     shutil.rmtree(path, ignore_errors=True)
 
 
@@ -246,11 +264,11 @@ def _complete_child(
     )
 
 
-def _note_adapters_used(writer: BundleWriter, armed: Sequence[Any],
+def _note_adapters_used(manifest: dict[str, Any], armed: Sequence[Any],
                         requested: Sequence[str] | None) -> None:
     """Auto mode: a replay needs exactly the frameworks the program imported, no more."""
     if requested is None:
-        writer.manifest["config"]["adapters"] = sorted(
+        manifest["config"]["adapters"] = sorted(
             a.name for a in armed if a.adapter.installed
         )
 

@@ -16,6 +16,11 @@ fsyncs every file, then writes the manifest atomically (temp file, fsync, rename
 fsync), so a sealed bundle survives power loss and an unsealed one is readable up to its
 last complete line.
 
+A writer holds an exclusive advisory lock (flock) on events.jsonl while it has the bundle open,
+and opening waits for it (bounded): a recording's writer process may still be writing what a
+killed program sent it when the `symtrace record` parent reopens the bundle
+(docs/recording-process.md).
+
 A bundle that is the product of a larger operation (a selective replay's child bundle) is
 written into a staging directory and renamed into place on success, so a failed operation
 leaves nothing at the output path.
@@ -24,9 +29,11 @@ leaves nothing at the output path.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import threading
+import time
 from pathlib import Path
 from typing import IO, Any
 
@@ -76,6 +83,9 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     os.replace(tmp, path)
 
 
+LOCK_TIMEOUT = 60.0  # seconds a writer waits for another writer to release the bundle
+
+
 def _fsync_dir(path: Path) -> None:
     with contextlib.suppress(OSError):
         fd = os.open(path, os.O_RDONLY)
@@ -121,21 +131,24 @@ class BundleWriter:
         final and cannot be reopened.
         """
         root = Path(path)
-        try:
-            manifest = orjson.loads((root / MANIFEST).read_bytes())
-        except (OSError, orjson.JSONDecodeError) as exc:
-            raise BundleWriteError(f"cannot reopen bundle at {root}: {exc}") from exc
-        if DIGEST in manifest:
-            raise BundleWriteError(f"cannot reopen bundle at {root}: it is sealed")
+        manifest = unsealed_manifest(root)
         writer = cls(root, manifest, redactor=redactor, overwrite=True)
         writer.manifest = manifest
         try:
-            for name in (PACK, EVENTS, SUMS):
-                _cut_torn_tail(root / name)
-            _complete_sums(root)
-            writer._known_blobs = set(scan((root / PACK).read_bytes()))
-            writer.events = read_partial(root, manifest)
-            writer._open_files()
+            # the lock first: a writer still draining a killed program's events finishes
+            # before this one reads what is there
+            locked = open(root / EVENTS, "ab")  # noqa: SIM115 - becomes the writer's handle
+            try:
+                _lock(locked, root / EVENTS)
+                for name in (PACK, EVENTS, SUMS):
+                    _cut_torn_tail(root / name)
+                _complete_sums(root)
+                writer._known_blobs = set(scan((root / PACK).read_bytes()))
+                writer.events = read_partial(root, manifest)
+            except BaseException:
+                locked.close()
+                raise
+            writer._open_files(locked)
         except OSError as exc:
             raise BundleWriteError(f"cannot reopen bundle at {root}: {exc}") from exc
         return writer
@@ -262,9 +275,20 @@ class BundleWriter:
         fh.write(data)
         fh.flush()
 
-    def _open_files(self) -> None:
+    def _open_files(self, locked: IO[bytes] | None = None) -> None:
+        """Open the data files for appending and take the lock (*locked*: events.jsonl,
+        open and locked already)."""
         for name in (PACK, EVENTS, SUMS):
-            self._files[name] = open(self._dir / name, "ab")  # noqa: SIM115 - kept open
+            if name == EVENTS and locked is not None:
+                self._files[name] = locked
+            else:
+                self._files[name] = open(self._dir / name, "ab")  # noqa: SIM115 - kept open
+        if locked is None:
+            try:
+                _lock(self._files[EVENTS], self._dir / EVENTS)
+            except BundleWriteError:
+                self._close_files(durable=False)
+                raise
 
     def _close_files(self, *, durable: bool) -> None:
         for fh in self._files.values():
@@ -305,6 +329,51 @@ class _AddedBlobs:
                 unchecked.append(data)
 
         self.store = store
+
+
+def unsealed_manifest(root: Path) -> dict[str, Any]:
+    """The manifest of a bundle that may be continued (BundleWriteError: unreadable, or
+    sealed: a sealed bundle is final)."""
+    try:
+        manifest = orjson.loads((root / MANIFEST).read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise BundleWriteError(f"cannot reopen bundle at {root}: {exc}") from exc
+    if DIGEST in manifest:
+        raise BundleWriteError(f"cannot reopen bundle at {root}: it is sealed")
+    return manifest
+
+
+def _lock(fh: IO[bytes], path: Path, timeout: float | None = None) -> None:
+    """Take the bundle's writer lock on *fh* (events.jsonl), waiting up to *timeout*."""
+    deadline = time.monotonic() + (LOCK_TIMEOUT if timeout is None else timeout)
+    while True:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise BundleWriteError(
+                    f"{path.parent} is still being written by another writer "
+                    f"({_holder(path)}) after {LOCK_TIMEOUT:.0f} s"
+                ) from None
+            time.sleep(0.02)
+
+
+def wait_unlocked(path: str | os.PathLike[str], timeout: float | None = None) -> None:
+    """Return once no writer holds the bundle at *path* (BundleWriteError after *timeout*)."""
+    with open(Path(path) / EVENTS, "rb") as fh:
+        _lock(fh, Path(path) / EVENTS, timeout)  # released when fh closes
+
+
+def _holder(path: Path) -> str:
+    """Who holds the lock on *path*, from /proc/locks where there is one."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        inode = os.stat(path).st_ino
+        for line in Path("/proc/locks").read_text().splitlines():
+            fields = line.split()
+            if "FLOCK" in fields and int(fields[-3].rsplit(":", 1)[1]) == inode:
+                return f"pid {fields[-4]}"
+    return "pid unknown"
 
 
 def _cut_torn_tail(path: Path) -> None:

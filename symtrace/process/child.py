@@ -26,7 +26,7 @@ from symtrace.boundaries import http as http_boundary
 from symtrace.boundaries.egress import EgressGuard, EgressRecorder, HostPort, guard_for
 from symtrace.bundle.reader import load_bundle
 from symtrace.bundle.writer import BundleWriter
-from symtrace.errors import ReplayDivergence
+from symtrace.errors import BundleWriteError, RedactionError, ReplayDivergence
 from symtrace.frameworks import refusals as unsupported_frameworks
 from symtrace.frameworks import registry as adapter_registry
 from symtrace.model.canonical import to_json_value
@@ -44,6 +44,7 @@ from symtrace.process.protocol import (
     write_hand_back,
 )
 from symtrace.record.recorder import Recorder
+from symtrace.record.sinks import Recording, continued_recording
 from symtrace.replay.replayer import Replayer
 from symtrace.session.core import Session, activate, deactivate
 
@@ -59,11 +60,13 @@ def start() -> None:
     session: Session
     egress: EgressGuard | EgressRecorder
     if launch.mode is Mode.RECORD:
-        writer = BundleWriter.reopen(launch.bundle, redactor=redactor)
-        session = Recorder(writer, redactor)
-        seed = writer.manifest["initial_state"]["random_seed"]
+        # the parent reopens the bundle once this process ended: with a writer process, its
+        # lock is held before the program runs (record/sinks.py)
+        sink = continued_recording(launch.bundle, redactor=redactor)
+        session = Recorder(None, redactor, sink=sink)
+        seed = sink.manifest["initial_state"]["random_seed"]
         egress = EgressRecorder()
-        hand_back = _record_hand_back(session, writer, egress)
+        hand_back = _record_hand_back(session, sink, egress)
     else:
         # the parent prints the whole report last; the program's traceback gets its headline
         ReplayDivergence.full_message = False
@@ -130,10 +133,17 @@ def _warn_unarmed(unarmed: list[tuple[str, str]], mode: str) -> None:
     sys.stderr.flush()
 
 
-def _record_hand_back(session: Session, writer: BundleWriter,
+def _record_hand_back(session: Session, sink: Recording,
                       egress: EgressRecorder) -> Callable[[], HandBack]:
     def hand_back() -> HandBack:
-        writer.close()
+        failed = None
+        try:  # everything sent is written (a writer process answers once it is)
+            session.guarded(sink.close)
+        except RedactionError:
+            pass  # session.refusal: the parent keeps nothing
+        except BundleWriteError as exc:  # the parent seals what was written, incomplete
+            failed = str(exc)
+            sys.stderr.write(f"symtrace: error: {exc}\n")
         return Recorded(
             adapters_used=tuple(session.adapters_used),
             has_final_value=session.has_final_value,
@@ -144,6 +154,7 @@ def _record_hand_back(session: Session, writer: BundleWriter,
             # connections outside every seam, and LLM requests sent around them
             unrecorded_egress=tuple(egress.to_json()),
             egress_refused=egress.refused[0] if egress.refused else None,
+            writer_failed=failed,
         )
 
     return hand_back

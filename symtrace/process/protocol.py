@@ -136,6 +136,7 @@ class Recorded:
     redaction_refused: str | None = None  # a secret was about to reach the bundle
     unrecorded_egress: tuple[dict[str, Any], ...] = ()  # connections outside every seam
     egress_refused: str | None = None  # an LLM request sent around every seam
+    writer_failed: str | None = None  # the writer process failed: the bundle lacks events
 
     @property
     def refusal(self) -> str | None:
@@ -300,7 +301,7 @@ def _report(value: dict[str, Any], what: str) -> DivergenceReport:
 
 
 # written only when set (the replay report has had no "lineage" key for a strict replay)
-_OMITTED_WHEN_NULL = frozenset({"lineage"})
+_OMITTED_WHEN_NULL = frozenset({"lineage", "writer_failed"})
 # field name -> (JSON type, may be null, conversion): one table for every hand-back
 _FIELD_TYPES: dict[str, tuple[type[Any], bool, Callable[[Any, str], Any] | None]] = {
     "adapters_used": (list, False, _strings),
@@ -310,6 +311,7 @@ _FIELD_TYPES: dict[str, tuple[type[Any], bool, Callable[[Any, str], Any] | None]
     "redaction_refused": (str, True, None),
     "unrecorded_egress": (list, False, _egress),
     "egress_refused": (str, True, None),
+    "writer_failed": (str, True, None),
     "served": (int, False, None),
     "live": (int, False, None),
     "allowed_connections": (int, False, None),

@@ -16,6 +16,7 @@ from symtrace.bundle.format import KIND_RECORDING
 from symtrace.bundle.manifest import new_manifest, new_seed
 from symtrace.bundle.writer import BundleWriter
 from symtrace.errors import (
+    BundleWriteError,
     HandBackError,
     NotInstrumented,
     RedactionError,
@@ -142,6 +143,14 @@ def record_command(
     recorded = hand_back if isinstance(hand_back, Recorded) else None
     egress = recorded.unrecorded_egress if recorded else ()
     writer.manifest["config"]["network"] = network_manifest(writer.events, list(egress))
+    if recorded is not None and recorded.writer_failed is not None:
+        # the events the writer process lost are missing: sealed incomplete, and said so
+        writer.write_stdout(ended.stdout)
+        writer.finalize(complete=False, outcome={
+            "status": status.value, "exit_code": ended.code, "signal": None,
+            "error": f"writer process failed: {recorded.writer_failed}"})
+        raise BundleWriteError(
+            f"{recorded.writer_failed} (the bundle at {out} is sealed incomplete)")
     if status.finished and recorded is not None:  # finished: it handed back (_record_status)
         if adapters is None:  # auto: replay needs exactly the frameworks the program imported
             writer.manifest["config"]["adapters"] = list(recorded.adapters_used)

@@ -52,6 +52,7 @@ from symtrace.replay.live import LiveFrontier, recorded_endpoints
 from symtrace.replay.matching import Matcher, Mismatch
 from symtrace.replay.serving import RecordServer
 from symtrace.session.core import LLM, TOOL, BoundaryCall, Session, Ticket
+from symtrace.session.sink import InlineSink
 
 
 class Replayer(Session):
@@ -69,7 +70,8 @@ class Replayer(Session):
         warnings: Sequence[str] = (),
         order_timeout: float | None = None,
     ) -> None:
-        super().__init__(writer, redactor, _next_ordinals(bundle.events))
+        sink = InlineSink(writer)  # replay derives and writes inline (docs/recording-process.md)
+        super().__init__(writer, redactor, _next_ordinals(bundle.events), sink=sink)
         self.bundle = bundle
         self.mode = "selective" if anchor else "replay"
         self.anchor = anchor
@@ -87,7 +89,7 @@ class Replayer(Session):
         self.server = RecordServer(
             self.matcher, self.trajectory, self._diverge, restore=redactor.restore
         )
-        self.frontier = LiveFrontier(self.graph)
+        self.frontier = LiveFrontier(sink.graph)
         self.reporter = reports.Reporter(
             bundle, warnings, self.matcher, lambda: self.server.matched
         )

@@ -7,8 +7,11 @@ selective replay may have augmented with guidance). After a live call the hook r
 result with `finish()`. Hooks never know which mode is active: recording, strict replay and
 selective replay differ only in the session.
 
-This module holds the common machinery (ids, positions, graph, writing); the Recorder lives in
-symtrace/record/recorder.py, the Replayer in symtrace/replay/ (replayer.py, one module per job).
+This module holds the common machinery (ids, positions, completion ranks, the canonical
+content of events and their hashes); graph derivation and writing are behind one seam, the
+session's `sink` (session/sink.py: inline, or a writer process while recording). The Recorder
+lives in symtrace/record/recorder.py, the Replayer in symtrace/replay/ (replayer.py, one
+module per job).
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ from symtrace.model.events import (
     EventType,
     event_id,
 )
-from symtrace.model.graph import GraphBuilder
 from symtrace.model.hashing import digest, digest_canonical
 from symtrace.model.intervention import Intervention
 from symtrace.model.redaction import Redactor
@@ -39,6 +41,7 @@ from symtrace.session import context
 from symtrace.session.context import Attribution
 from symtrace.session.handoff import DEFAULT_STALL_TIMEOUT, HandOff
 from symtrace.session.lanes import LaneIdentities
+from symtrace.session.sink import InlineSink, TrajectorySink
 
 LLM = "llm"
 TOOL = "tool"
@@ -103,10 +106,13 @@ class Session:
         writer: BundleWriter | None,
         redactor: Redactor,
         first_ordinals: dict[EventType, int] | None = None,
+        *,
+        sink: TrajectorySink | None = None,
     ) -> None:
-        self.writer = writer
+        """*writer*: the bundle to write inline (None: none); *sink*: instead, where events
+        go (a recording's writer process, record/offload.py)."""
+        self.sink: TrajectorySink = sink if sink is not None else InlineSink(writer)
         self.redactor = redactor
-        self.graph = GraphBuilder()
         self.events: list[Event] = []
         self.final_value: JSONValue = None
         self.has_final_value = False
@@ -185,7 +191,7 @@ class Session:
         Replay matches it and holds it for good, until its caller gives up on it again.
         """
         with self._lock:
-            if self.writer is not None and not self.writer.is_open:
+            if not self.sink.accepting:
                 # the bundle was already sealed or dropped (a divergence aborts the child
                 # bundle): there is nothing left to append these calls to
                 self._open.clear()
@@ -216,9 +222,9 @@ class Session:
         """Allocate id, position and parents for a call that runs live."""
         with self._lock:
             ident = self._next_id(call.event_type)
-            parents = self.graph.parents_for(
-                ident, call.event_type, call.attribution.lane, request, call.meta,
-                dispatched_by=call.attribution.dispatched_by,
+            parents = self.guarded(
+                self.sink.open_call, ident, call.event_type, call.attribution.lane, request,
+                call.meta, call.attribution.dispatched_by,
             )
             ticket = Ticket(call, ident, self._next_position(), parents, True, request)
             if call.kind == LLM:
@@ -305,10 +311,8 @@ class Session:
             if record.type in RESULT_TYPES and COMPLETED in record.meta:
                 meta = {k: v for k, v in record.meta.items() if k != COMPLETED}
                 event = self._stamped(replace(event, meta=meta))
-            if self.writer is not None:
-                self.writer.write_event(event)
+            self.sink.adopt(event)
             self.events.append(event)
-            self.graph.follow(event)
             return event
 
     def _emit(
@@ -317,11 +321,19 @@ class Session:
         """Stamp, hash (with the digests already known), write and follow *event*."""
         event = event.with_hashes(request_hash, meta=self._stamp(event),  # one copy, not two
                                   response_hash=response_hash)
-        if self.writer is not None:
-            self.writer.write_event(event)
+        self.guarded(self.sink.emit, event)
         self.events.append(event)
-        self.graph.completed(event)
         return event
+
+    def guarded(self, operation: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run a sink operation; a redaction refusal there (the writer's last check before a
+        write) refuses the whole recording, as one in the session's own redaction does:
+        nothing of the bundle is kept."""
+        try:
+            return operation(*args, **kwargs)
+        except RedactionError as exc:
+            self.refusal = str(exc)
+            raise
 
     def _stamped(self, event: Event) -> Event:
         """Stamp a result-carrying event with its rank in the completion order (meta.completed).

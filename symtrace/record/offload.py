@@ -1,0 +1,344 @@
+"""Recording with a writer process: graph derivation and bundle writing off the program's process.
+
+While a program records, its process assigns ids, positions, lanes and completion ranks and
+builds each event's canonical, redacted content and hashes, as always; `OffloadedSink` then
+ships each call and each event as one frame down a pipe (symtrace/record/frames.py) to a
+writer process (symtrace/record/writer_process.py) that runs the real `GraphBuilder` and
+`BundleWriter` on them: the bundle is byte-identical to an inline recording's.
+
+One writer process per recording process, started at the first recording session and reused
+by the next ones, ended at interpreter exit. Errors come back typed: the reply pipe is polled
+(without blocking) at every send, so a failed write raises at the program's next boundary call,
+and always at the end of the session; a writer process that died raises BundleWriteError with
+its pid and exit code. A forked child of the recording process never writes into its parent's
+pipe: it refuses with SessionError. docs/recording-process.md has the semantics.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import fcntl
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+from symtrace.errors import BundleWriteError, SessionError
+from symtrace.model.canonical import JSONValue
+from symtrace.model.events import Edge, Event, EventType
+from symtrace.model.redaction import Redactor
+from symtrace.record.frames import encode, raise_error, read_frame, write_all
+
+PIPE_SIZE = 1 << 20  # bytes the pipe to the writer holds (Linux's default limit for a user)
+_F_SETPIPE_SZ = 1031  # fcntl.F_SETPIPE_SZ (Python 3.10+ names it; not on every platform)
+START_TIMEOUT = 60.0  # seconds the writer process has to start (import symtrace) and greet
+EXIT_TIMEOUT = 60.0  # seconds interpreter exit waits for the writer to write what it got
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # holds the symtrace package
+_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
+         "from symtrace.record.writer_process import main; sys.exit(main())")
+
+
+class WriterProcess:
+    """The pipe to one writer process, and the process itself."""
+
+    def __init__(self) -> None:
+        self.owner = os.getpid()
+        # -I: none of the program's PYTHON* variables, user site or working directory (a
+        # program's sitecustomize, a `symtrace record` bootstrap); the package root is put
+        # first so the same symtrace is imported whatever the program did to sys.path.
+        # A session of its own: Ctrl-C and signals to the program's group do not reach it.
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-c", _BOOT, str(PACKAGE_ROOT)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            cwd="/", start_new_session=True, close_fds=True, bufsize=0,
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.pid = self.proc.pid
+        self._out = self.proc.stdin.fileno()
+        self._in = self.proc.stdout.fileno()
+        with contextlib.suppress(OSError):  # a smaller pipe only means earlier back-pressure
+            fcntl.fcntl(self._out, _F_SETPIPE_SZ, PIPE_SIZE)
+        self._poll = select.poll()
+        self._poll.register(self._in, select.POLLIN)
+        self._lock = threading.Lock()
+        self._seq = 0
+        self.failure: dict[str, Any] | None = None
+        self.cpu_at_exit: float | None = None
+        try:
+            self.request({"op": "hello"}, greeting=True)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                self.proc.kill()
+            self.proc.wait()
+            raise
+
+    # -- sending ---------------------------------------------------------------------------
+    def send(self, frame: dict[str, Any]) -> None:
+        """Ship *frame*; raise the first failure the writer process reported, if any."""
+        with self._lock:
+            self._usable()
+            self._poll_failures()
+            data = self._numbered(frame)
+            try:
+                write_all(self._out, data)
+            except OSError as exc:  # EPIPE: the writer process is gone
+                raise self._died() from exc
+
+    def request(self, frame: dict[str, Any], *, greeting: bool = False) -> dict[str, Any]:
+        """Ship *frame* and wait for its answer (its error raised, typed)."""
+        with self._lock:
+            # not _usable(): a writer process that failed still answers (and releases the
+            # bundle it holds); its answer is that failure
+            self._owned()
+            data = self._numbered(frame)
+            seq = frame["seq"]
+            try:
+                write_all(self._out, data)
+            except OSError as exc:
+                raise self._died() from exc
+            deadline = time.monotonic() + START_TIMEOUT if greeting else None
+            while True:
+                if deadline is not None and not self._poll.poll(
+                        max(0, int((deadline - time.monotonic()) * 1000))):
+                    raise BundleWriteError(
+                        f"the writer process (pid {self.pid}) did not start within "
+                        f"{START_TIMEOUT:.0f} s")
+                answer = read_frame(self._in)
+                if answer is None:
+                    raise self._died()
+                if "error" in answer:
+                    self.failure = answer
+                if answer.get("seq") == seq or (answer.get("seq") == 0 and "error" in answer):
+                    break
+            if "error" in answer:
+                raise_error(answer["error"], f"the writer process (pid {self.pid})")
+            return answer
+
+    def check(self) -> None:
+        """Raise a failure the writer process reported since the last check."""
+        with self._lock:
+            self._usable()
+            self._poll_failures()
+
+    def _numbered(self, frame: dict[str, Any]) -> bytes:
+        """*frame* numbered and encoded (under the lock: frames leave in number order)."""
+        self._seq += 1
+        frame["seq"] = self._seq
+        return encode(frame)
+
+    def _usable(self) -> None:
+        self._owned()
+        if self.failure is not None:
+            raise_error(self.failure["error"], f"the writer process (pid {self.pid})")
+
+    def _owned(self) -> None:
+        if os.getpid() != self.owner:
+            raise SessionError(
+                "this process was forked from a recording process: it cannot record into "
+                "its parent's bundle (record in the parent, or start a session of its own)"
+            )
+
+    def _poll_failures(self) -> None:
+        while self._poll.poll(0):
+            answer = read_frame(self._in)
+            if answer is None:
+                raise self._died()
+            if "error" in answer:
+                self.failure = answer
+                raise_error(answer["error"], f"the writer process (pid {self.pid})")
+
+    def _died(self) -> BundleWriteError:
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        self.failure = {"error": {"type": "BundleWriteError", "message": (
+            f"the writer process (pid {self.pid}) ended (exit code {code}); the events "
+            "still in its pipe are lost and the bundle ends unsealed before them")}}
+        return BundleWriteError(self.failure["error"]["message"])
+
+    # -- ending ----------------------------------------------------------------------------
+    def alive(self) -> bool:
+        return self.cpu_at_exit is None and self.proc.poll() is None
+
+    def cpu_seconds(self) -> float:
+        if self.cpu_at_exit is not None:
+            return self.cpu_at_exit
+        return _proc_cpu(self.pid)
+
+    def end(self, timeout: float = EXIT_TIMEOUT) -> None:
+        """Close the pipe; wait (bounded) for the writer to apply what it got, and reap it
+        keeping its CPU figure."""
+        if os.getpid() != self.owner or self.cpu_at_exit is not None:
+            return
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()  # type: ignore[union-attr]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                pid, status, usage = os.wait4(self.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped elsewhere: keep the last figure read
+                self.cpu_at_exit = _proc_cpu(self.pid)
+                return
+            if pid:
+                self.proc.returncode = os.waitstatus_to_exitcode(status)
+                self.cpu_at_exit = usage.ru_utime + usage.ru_stime
+                with contextlib.suppress(OSError):
+                    self.proc.stdout.close()  # type: ignore[union-attr]
+                return
+            self.cpu_at_exit = None
+            time.sleep(0.005)
+        # still writing: leave it be (it ends on its own); its CPU so far is what we know
+        self.cpu_at_exit = _proc_cpu(self.pid)
+
+
+def _proc_cpu(pid: int) -> float:
+    """User + system CPU seconds of a live process (/proc/<pid>/stat; 0 where unreadable)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return 0.0
+    fields = stat[stat.rindex(b")") + 2:].split()  # after "pid (comm) "
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# -- the process's writer process -----------------------------------------------------------
+_started: list[WriterProcess] = []
+_started_lock = threading.Lock()
+
+
+def writer_process() -> WriterProcess:
+    """The writer process of this process, started if there is none (or it ended)."""
+    with _started_lock:
+        current = _started[-1] if _started else None
+        if current is not None and current.owner == os.getpid() and current.alive() \
+                and current.failure is None:
+            return current
+        if current is not None and current.owner == os.getpid():
+            current.end(timeout=0)
+        process = WriterProcess()
+        if not _started:
+            atexit.register(end_writer_processes)
+        _started.append(process)
+        return process
+
+
+def writer_cpu_seconds() -> float:
+    """Cumulative user + system CPU seconds of the writer processes this process started
+    (a live one read from /proc, an ended one as it ended)."""
+    return sum(p.cpu_seconds() for p in _started if p.owner == os.getpid())
+
+
+def end_writer_processes() -> None:
+    """End this process's writer processes (at interpreter exit; the next recording starts
+    a new one): each applies what it received first (bounded wait)."""
+    for process in _started:
+        process.end()
+
+
+def _forgotten_in_child() -> None:
+    """A forked child does not own its parent's writer processes: it must not close their
+    pipes' write ends late (the writer would not see the parent's end) nor write to them."""
+    if not _started:
+        return
+    null = os.open(os.devnull, os.O_RDWR)
+    for process in _started:
+        for fd in (process._out, process._in):
+            with contextlib.suppress(OSError):
+                os.dup2(null, fd)  # not closed: the pipe's file objects still own the numbers
+    os.close(null)
+
+
+os.register_at_fork(after_in_child=_forgotten_in_child)
+
+
+# -- the sink a recording session writes through --------------------------------------------
+_NOT_A_CALL = object()
+
+
+class OffloadedSink:
+    """A recording's trajectory sink whose graph and writer live in the writer process."""
+
+    def __init__(self, process: WriterProcess, manifest: dict[str, Any]) -> None:
+        self.process = process
+        self.manifest = manifest  # the bundle's manifest as the program sees and edits it
+        self._calls: dict[str, JSONValue] = {}  # calls shipped, not yet written: their request
+        self._open = True
+
+    @classmethod
+    def reopen(cls, process: WriterProcess, path: Path, manifest: dict[str, Any],
+               redactor: Redactor, *, locked: bool) -> OffloadedSink:
+        """Write the (created, closed) bundle at *path* through *process*. *locked*: wait
+        until the writer holds the bundle (another process reopens it after this one ends:
+        it must find the writer's lock, docs/recording-process.md)."""
+        sink = cls(process, manifest)
+        process.send({"op": "reopen", "path": str(path.resolve()),
+                      "named": [list(pair) for pair in redactor.named]})
+        if locked:
+            process.request({"op": "ready"})
+        return sink
+
+    @property
+    def accepting(self) -> bool:
+        return self._open
+
+    def open_call(self, ident: str, event_type: EventType, lane: str, request: JSONValue,
+                  meta: dict[str, Any], dispatched_by: tuple[str, ...]) -> tuple[Edge, ...]:
+        self.process.send({"op": "call", "id": ident, "type": event_type.value, "lane": lane,
+                           "request": request, "meta": meta, "dispatched_by": dispatched_by})
+        self._calls[ident] = request
+        return ()  # derived in the writer process; the event takes them there
+
+    def emit(self, event: Event) -> None:
+        record = event.to_json()
+        request = self._calls.get(event.id, _NOT_A_CALL)
+        if request is not _NOT_A_CALL:
+            record["from_call"] = True  # it takes the parents its call got
+            if event.request is request:
+                del record["request"]  # not serialised twice
+        self.process.send({"op": "event", "event": record})
+        self._calls.pop(event.id, None)
+
+    def adopt(self, event: Event) -> None:
+        raise SessionError("replay writes its child bundle inline, never through a writer "
+                           "process")
+
+    # -- the end of the recording ----------------------------------------------------------
+    def check(self) -> None:
+        self.process.check()
+
+    def complete(self, *, exit_code: int | None, value: JSONValue, status: str,
+                 error: str | None = None) -> None:
+        self._open = False
+        self.process.request({"op": "complete", "manifest": self.manifest,
+                              "exit_code": exit_code, "value": value, "status": status,
+                              "error": error})
+
+    def close(self) -> None:
+        self._open = False
+        self.process.request({"op": "close"})
+
+    def abort(self) -> None:
+        self._open = False
+        with contextlib.suppress(BundleWriteError):  # a dead writer holds nothing open
+            self.process.request({"op": "abort"})
+
+
+def spawn_or_warn() -> WriterProcess | None:
+    """The writer process, or None (with a warning) when it cannot be started: the
+    recording is then written inline, which gives the same bundle."""
+    try:
+        return writer_process()
+    except (OSError, BundleWriteError) as exc:
+        warnings.warn(
+            f"symtrace: cannot start the writer process ({exc}); recording inline in the "
+            "program's process instead (the bundle is the same)",
+            RuntimeWarning, stacklevel=3,
+        )
+        return None

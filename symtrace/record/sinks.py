@@ -1,0 +1,91 @@
+"""Which sink a recording writes through: a writer process (the default) or inline.
+
+`SYMTRACE_WRITER=inline` (or `symtrace.record(..., writer="inline")`) keeps graph derivation
+and writing in the program's process; `process` (the default) moves them to a writer process
+(symtrace/record/offload.py). If the writer process cannot be started the recording is
+written inline, with a warning: the bundle is the same either way. Replay sessions always
+write inline (docs/recording-process.md).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from symtrace.bundle.writer import BundleWriter, unsealed_manifest
+from symtrace.errors import UsageError
+from symtrace.model.canonical import JSONValue
+from symtrace.model.redaction import Redactor
+from symtrace.record import offload
+from symtrace.record.outcome import complete_bundle
+from symtrace.session.sink import InlineSink
+
+ENV_WRITER = "SYMTRACE_WRITER"
+PROCESS, INLINE = "process", "inline"
+WRITERS = (PROCESS, INLINE)
+
+
+class InlineRecording(InlineSink):
+    """A recording written in the program's process (the same end-of-run API as
+    `offload.OffloadedSink`)."""
+
+    writer: BundleWriter
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        return self.writer.manifest
+
+    def check(self) -> None:
+        """Nothing pending: inline errors are raised where they happen."""
+
+    def complete(self, *, exit_code: int | None, value: JSONValue, status: str,
+                 error: str | None = None) -> None:
+        complete_bundle(self.writer, exit_code=exit_code, value=value, status=status,
+                        error=error)
+
+    def close(self) -> None:
+        self.writer.close()
+
+    def abort(self) -> None:
+        self.writer.abort()
+
+
+Recording = InlineRecording | offload.OffloadedSink
+
+
+def chosen(writer: str | None = None) -> str:
+    """*writer*, else $SYMTRACE_WRITER, else `process`; anything else is a UsageError."""
+    value = writer if writer is not None else os.environ.get(ENV_WRITER) or PROCESS
+    if value not in WRITERS:
+        raise UsageError(f"writer must be one of {', '.join(WRITERS)} (got {value!r}; "
+                         f"${ENV_WRITER} or writer=)")
+    return value
+
+
+def new_recording(path: str | os.PathLike[str], manifest: dict[str, Any], *,
+                  redactor: Redactor, overwrite: bool, writer: str | None = None) -> Recording:
+    """Create the bundle at *path* here (a bad path fails now, typed) and write it through
+    the chosen sink."""
+    how = chosen(writer)
+    created = BundleWriter(path, manifest, redactor=redactor, overwrite=overwrite).open()
+    process = offload.spawn_or_warn() if how == PROCESS else None
+    if process is None:
+        return InlineRecording(created)
+    created.close()
+    return offload.OffloadedSink.reopen(process, Path(path), created.manifest, redactor,
+                                        locked=False)
+
+
+def continued_recording(path: str | os.PathLike[str], *, redactor: Redactor,
+                        writer: str | None = None) -> Recording:
+    """Continue the bundle another process created (the `symtrace record` parent, which
+    reopens it once this process ended: the writer process holds its lock before this
+    returns)."""
+    how = chosen(writer)
+    process = offload.spawn_or_warn() if how == PROCESS else None
+    if process is None:
+        return InlineRecording(BundleWriter.reopen(path, redactor=redactor))
+    root = Path(path)
+    manifest = unsealed_manifest(root)  # read here: the program's seed is in it
+    return offload.OffloadedSink.reopen(process, root, manifest, redactor, locked=True)

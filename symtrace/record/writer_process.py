@@ -1,0 +1,164 @@
+"""The writer process: derives the graph and writes the bundle for a recording process.
+
+    python -m symtrace.record.writer_process      (started by symtrace.record.offload)
+
+It reads frames (symtrace/record/frames.py) from stdin and applies them in order with the
+same `GraphBuilder`, `BundleWriter` and `complete_bundle` a session uses inline, so the bundle
+is byte-identical: `reopen` (a new recording: the bundle, the redactor's secrets), `call` (a
+call started: its parents are derived now, from the graph's state at request time, and kept
+by event id), `event` (an event to write; one of a call takes that call's parents, and its
+request unless it carries another), `complete` / `close` / `abort` (answered), `ready`
+(answered: the bundle is open and locked), `hello` (answered: the process runs).
+
+It runs in a session of its own and ignores SIGINT, so Ctrl-C or a signal to the program's
+process group does not cut a write short. At end of file (the program ended, or was killed)
+it applies everything it received, closes the bundle unsealed (the readable prefix a killed
+inline writer leaves, with its sums lines flushed) and exits. The first failure is answered
+at once (unsolicited) and to every later request; frames after it are not applied, so the
+bundle stays the prefix written before it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import traceback
+from typing import Any
+
+from symtrace.bundle.writer import BundleWriter
+from symtrace.errors import BundleWriteError, SymtraceError
+from symtrace.model.events import Event, EventType
+from symtrace.model.graph import GraphBuilder
+from symtrace.model.redaction import Redactor
+from symtrace.record.frames import encode, error_json, read_frame, write_all
+from symtrace.record.outcome import complete_bundle
+
+STDIN, STDOUT = 0, 1
+ANSWERED = frozenset({"hello", "ready", "complete", "close", "abort"})
+
+
+class Recording:
+    """The state of the recording being written (one at a time: sessions do not nest)."""
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self.writer: BundleWriter | None = None
+        self.graph = GraphBuilder()
+        self.calls: dict[str, tuple[Any, Any]] = {}  # event id -> (parents, request)
+        self.failure: dict[str, str] | None = None
+
+    def apply(self, frame: dict[str, Any]) -> dict[str, Any] | None:
+        """Apply one frame; the answer to send, if any."""
+        op, seq = frame["op"], frame["seq"]
+        if op == "reopen":
+            self._close()
+            self._reset()  # a new recording starts from nothing
+        if self.failure is None or op == "abort":
+            try:
+                getattr(self, "op_" + op)(frame)
+            except Exception as exc:  # noqa: BLE001 - every failure is reported, typed
+                self.failure = _failure(exc, op)
+                if op not in ANSWERED:
+                    return {"seq": seq, "error": self.failure, "unsolicited": True}
+        if op in ("close", "complete") and self.failure is not None:
+            self._close()  # release the bundle (and its lock) either way
+        if op not in ANSWERED:
+            return None
+        if self.failure is not None and op != "abort":
+            return {"seq": seq, "error": self.failure}
+        return {"seq": seq, "ok": True}
+
+    # -- operations ------------------------------------------------------------------------
+    def op_reopen(self, frame: dict[str, Any]) -> None:
+        redactor = Redactor(tuple((name, value) for name, value in frame["named"]))
+        self.writer = BundleWriter.reopen(frame["path"], redactor=redactor)
+
+    def op_hello(self, frame: dict[str, Any]) -> None:
+        """Answered once the process runs (symtrace imported)."""
+
+    def op_ready(self, frame: dict[str, Any]) -> None:
+        self._writer()
+
+    def op_call(self, frame: dict[str, Any]) -> None:
+        ident, request = frame["id"], frame["request"]
+        parents = self.graph.parents_for(
+            ident, EventType(frame["type"]), frame["lane"], request, frame["meta"],
+            dispatched_by=tuple(frame["dispatched_by"]),
+        )
+        self.calls[ident] = (parents, request)
+
+    def op_event(self, frame: dict[str, Any]) -> None:
+        data = frame["event"]
+        event = Event.from_json(data)
+        if data.get("from_call"):  # the parents (and maybe the request) of its call
+            parents, request = self.calls.pop(event.id)
+            event = event.evolve(parents=parents,
+                                 request=request if "request" not in data else event.request)
+        self._writer().write_event(event)
+        self.graph.completed(event)
+
+    def op_complete(self, frame: dict[str, Any]) -> None:
+        writer = self._writer()
+        writer.manifest = frame["manifest"]
+        complete_bundle(writer, exit_code=frame["exit_code"], value=frame["value"],
+                        status=frame["status"], error=frame["error"])
+        self.writer = None
+
+    def op_close(self, frame: dict[str, Any]) -> None:
+        self._writer().close()
+        self.writer = None
+
+    def op_abort(self, frame: dict[str, Any]) -> None:
+        if self.writer is not None:
+            self.writer.abort()
+            self.writer = None
+
+    # -- internals -------------------------------------------------------------------------
+    def _writer(self) -> BundleWriter:
+        if self.writer is None or not self.writer.is_open:
+            raise BundleWriteError("the writer process has no bundle open")
+        return self.writer
+
+    def _close(self) -> None:
+        if self.writer is not None:
+            with contextlib.suppress(Exception):
+                self.writer.close()
+            self.writer = None
+
+
+def _failure(exc: Exception, op: str) -> dict[str, str]:
+    if isinstance(exc, SymtraceError):
+        return error_json(exc)
+    # anything else is a bug of the writer process: say where it happened
+    return {"type": "BundleWriteError", "message": (
+        f"{type(exc).__name__}: {exc} (applying a {op!r} frame)\n{traceback.format_exc()}")}
+
+
+def main() -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the program's to handle
+    recording = Recording()
+    try:
+        while (frame := read_frame(STDIN)) is not None:
+            answer = recording.apply(frame)
+            if answer is not None:
+                try:
+                    write_all(STDOUT, encode(answer))
+                except BrokenPipeError:
+                    pass  # the program is gone: keep applying what it sent
+    except BaseException as exc:  # noqa: BLE001 - a bug here must still say what happened
+        detail = {"type": "BundleWriteError",
+                  "message": f"the writer process failed: {type(exc).__name__}: {exc}\n"
+                             + traceback.format_exc()}
+        with contextlib.suppress(OSError):
+            write_all(STDOUT, encode({"seq": 0, "error": detail, "unsolicited": True}))
+        recording._close()
+        return 1
+    recording._close()  # end of file: the prefix received stays, unsealed
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
