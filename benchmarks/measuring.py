@@ -182,16 +182,19 @@ class HookMeter:
         @functools.wraps(func)
         def metered(*args: Any, **kwargs: Any) -> Iterator[Any]:
             inner = func(*args, **kwargs)
-            while True:
-                entered = meter.enter(mode)
-                try:
-                    item = next(inner)
-                except StopIteration:
-                    return
-                finally:
-                    if entered:
-                        meter.leave()
-                yield item
+            try:
+                while True:
+                    entered = meter.enter(mode)
+                    try:
+                        item = next(inner)
+                    except StopIteration:
+                        return
+                    finally:
+                        if entered:
+                            meter.leave()
+                    yield item
+            finally:  # the consumer stopped early: the inner iterator ends now, as unwrapped
+                getattr(inner, "close", lambda: None)()
 
         metered.__metered__ = mode  # type: ignore[attr-defined]
         return metered
@@ -202,16 +205,20 @@ class HookMeter:
         @functools.wraps(func)
         async def metered(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
             inner = func(*args, **kwargs).__aiter__()
-            while True:
-                entered = meter.enter(mode)
-                try:
-                    item = await inner.__anext__()
-                except StopAsyncIteration:
-                    return
-                finally:
-                    if entered:
-                        meter.leave()
-                yield item
+            try:
+                while True:
+                    entered = meter.enter(mode)
+                    try:
+                        item = await inner.__anext__()
+                    except StopAsyncIteration:
+                        return
+                    finally:
+                        if entered:
+                            meter.leave()
+                    yield item
+            finally:
+                if hasattr(inner, "aclose"):
+                    await inner.aclose()
 
         metered.__metered__ = mode  # type: ignore[attr-defined]
         return metered

@@ -598,13 +598,17 @@ def load_cpu(path: Path) -> float:
     return time.process_time() - t0
 
 
-def replaying(workdir: Path, sizes: list[int], rounds: int, cap: int | None) -> None:
+def replaying(workdir: Path, sizes: list[int], rounds: int, cap: int | None,
+              endpoint: Endpoint) -> None:
     rows = []
+    children = ChildCPU(exclude={endpoint.pid})
     for events in sizes:
         path = workdir / f"synthetic-{events}"
+        before = children.sample()
         t0 = time.process_time()
         calls = make_bundle(path, events)
-        record_cpu = time.process_time() - t0
+        # recording's CPU in this process and in symtrace's writer process (if it has one)
+        record_cpu = time.process_time() - t0 + settle(children, before) / 1e9
         files, size = bundle_files(path)
         bundle = symtrace.load_bundle(path)
         loads, opens, per_event = [], [], []
@@ -621,7 +625,8 @@ def replaying(workdir: Path, sizes: list[int], rounds: int, cap: int | None) -> 
 
     base = rows[0][6]
     print("\n2+3. Synthetic bundles (3 strict agent lanes + pooled async tasks held for the "
-          "completion order; tool boundaries). CPU; 'open' = load + replay set-up")
+          "completion order; tool boundaries). CPU; 'open' = load + replay set-up; 'record' "
+          "includes the writer process's CPU")
     print(f"{'events':>8}{'files':>7}{'bytes':>13}{'bytes/ev':>9}{'record ms/ev':>13}"
           f"{'load s':>8}{'open s':>8}{'replay ms/ev':>13}{'x smallest':>11}")
     for n, files, size, rec, load, opened, ev, capped in rows:
@@ -690,7 +695,7 @@ def main(argv: list[str]) -> int:
                 recording(endpoint, workdir, args.rounds, args.calls, names, args.dump,
                           args.raw)
             if args.only in (None, "replay"):
-                replaying(workdir, args.events, args.replay_rounds, args.replay_cap)
+                replaying(workdir, args.events, args.replay_rounds, args.replay_cap, endpoint)
             if args.only in (None, "size"):
                 conversation_sizes(endpoint.url, workdir, args.turns)
     finally:

@@ -111,6 +111,22 @@ def test_hook_meter_charges_only_the_steps_of_an_iterator():
     assert meter.take() == {"transport": 21, "other": 300}
 
 
+def test_hook_meter_iterator_closes_its_inner_iterator_when_stopped_early():
+    meter = measuring.HookMeter(FakeClock())
+    closed = []
+
+    def chunks(_self):
+        try:
+            yield from (b"a", b"b", b"c")
+        finally:
+            closed.append(True)
+
+    wrapped = meter.wrap_iter(chunks, "transport")(None)
+    assert next(wrapped) == b"a"
+    wrapped.close()
+    assert closed == [True] and meter.stack == []
+
+
 def test_hook_meter_async_wrappers():
     clock = FakeClock()
     meter = measuring.HookMeter(clock)
