@@ -1,7 +1,7 @@
 """Is symtrace cheap enough to leave on? Recording, replay, size and load, side by side.
 
     .venv/bin/python benchmarks/recording_overhead.py [--rounds 20] [--calls 40]
-        [--variants unrecorded vcrpy symtrace symtrace-inline] [--raw] [--dump FILE]
+        [--variants unrecorded vcrpy symtrace symtrace-inline] [--dump FILE]
         [--events 500 5000 50000] [--replay-rounds 5] [--replay-cap N]
         [--only record|replay|size]
 
@@ -31,14 +31,15 @@ is noise; the stub endpoint runs in a separate process so its CPU is not counted
      session's exit) minus the real transport calls they wrap, with the garbage collector's
      time excluded. It misses indirect effects (garbage collected outside the hooks, patched
      sockets, caches), which in-proc includes.
-   Noise control (docs/performance.md, "Fifth pass"): before each cell the collector is
-   pinned (`gc.collect()` + `gc.freeze()`: every cell starts with empty generations, and no
-   full collection of the whole heap lands in a random cell); after each call a fixed piece of
-   Python work (the probe, not counted in the cell) measures how fast the machine runs this
-   process at that moment, and every figure of a cell is scaled to the run's median probe
-   (``--raw``: unscaled). On the shared 2-core machine the probe's CPU varies up to ~2.5x
-   between cells with the other load; scaling removes most of that from the comparison.
-   ``--dump FILE`` writes every cell's figures (JSON).
+   Noise (docs/performance.md, "Fifth pass"): before each cell the collector is pinned
+   (`gc.collect()` + `gc.freeze()`: every cell starts with empty generations, and no full
+   collection of the whole heap lands in a random cell). After each call a fixed piece of
+   Python work (the probe, not counted in the cell) shows how fast the machine ran this process
+   then: on the shared 2-core machine its CPU varies up to ~2.8x between cells with the other
+   load, and a cell's CPU follows it (log-log slope ~1). The figures are *not* scaled by it:
+   the probe's own CPU also depends on the variant before it (allocator and cache state, up to
+   ~10 %), which would bias a scaled difference by up to a millisecond. The table prints the
+   probe's spread so runs can be compared. ``--dump FILE`` writes every cell's figures (JSON).
 2. **Strict replay CPU per event** on bundles of about 500 / 5,000 / 50,000 events, generated
    through the public API (`symtrace.record`, `symtrace.tool`, `symtrace.agent`): strict agent
    lanes plus pooled asyncio tasks whose results complete out of issue order (so replay holds
@@ -56,7 +57,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import dataclasses
 import hashlib
 import importlib
 import os
@@ -352,7 +352,7 @@ def run_cell(name: str, cell: Path, workload: Workload, clients: Clients, calls:
 
 
 def recording(endpoint: Endpoint, workdir: Path, rounds: int, calls: int,
-              names: list[str], dump: Path | None = None, raw: bool = False) -> None:
+              names: list[str], dump: Path | None = None) -> None:
     load0 = os.getloadavg()[0]
     meter = HookMeter()
     meter_transport(meter)
@@ -398,27 +398,14 @@ def recording(endpoint: Endpoint, workdir: Path, rounds: int, calls: int,
             "rounds": rounds, "calls": calls, "first": {k: vars(v) for k, v in first.items()},
             "cells": {f"{w}|{n}": [vars(c) for c in v] for (w, n), v in cells.items()},
         }, option=orjson.OPT_INDENT_2))
-    report_recording(workloads, names, cells, first, rounds, calls, children, counted, raw,
+    report_recording(workloads, names, cells, first, rounds, calls, children, counted,
                      (load0, os.getloadavg()[0]))
 
 
-def scale_cells(cells: dict[tuple[str, str], list[Cell]], raw: bool) -> tuple[
-        dict[tuple[str, str], list[Cell]], Estimate]:
-    """Every cell's per-call figures scaled to the median probe of the run (the machine's
-    speed varies with the other load on it; the probe ran in the same cell, between its
-    calls), unless *raw*; and the probe's spread over cells."""
+def probe_spread(cells: dict[tuple[str, str], list[Cell]]) -> Estimate:
+    """The probe's CPU per run over all cells: median, fastest and slowest cell."""
     probes = [c.probe for v in cells.values() for c in v]
-    reference = statistics.median(probes)
-    spread = Estimate(reference, min(probes), max(probes), len(probes))
-    if raw:
-        return cells, spread
-    scaled = {}
-    for key, own in cells.items():
-        scaled[key] = [dataclasses.replace(
-            c, body=c.body * f, hooks=c.hooks * f, writer=c.writer * f, sdk=c.sdk * f,
-            transport=c.transport * f, gc=c.gc * f)
-            for c in own for f in [reference / c.probe if c.probe > 0 else 1.0]]
-    return scaled, spread
+    return Estimate(statistics.median(probes), min(probes), max(probes), len(probes))
 
 
 def estimates(own: list[Cell], base: list[Cell]) -> dict[str, Estimate]:
@@ -436,17 +423,15 @@ def estimates(own: list[Cell], base: list[Cell]) -> dict[str, Estimate]:
 def report_recording(workloads: list[Workload], names: list[str],
                      cells: dict[tuple[str, str], list[Cell]], first: dict[str, Cell],
                      rounds: int, calls: int, children: ChildCPU, counted: float | None,
-                     raw: bool = False, load: tuple[float, float] = (0.0, 0.0)) -> None:
+                     load: tuple[float, float] = (0.0, 0.0)) -> None:
     def ms(e: Estimate) -> str:
         return f"{e.median * 1e3:.3f} [{e.low * 1e3:.2f},{e.high * 1e3:.2f}]"
 
-    scaled, probe = scale_cells(cells, raw)
+    probe = probe_spread(cells)
     swing = probe.high / probe.low if probe.low > 0 else float("nan")
     writer_process = writer_cpu_counter() is not None
     mode = ("offloaded to a writer process" if writer_process
             else "inline (this symtrace has no writer process)")
-    scaling = ("unscaled (--raw)" if raw else
-               f"scaled to the run's median probe ({probe.median * 1e3:.3f} ms)")
     print(f"""
 1. Recording overhead per call, ms of CPU: openai SDK, local endpoint in its own process;
    {rounds} interleaved rounds of {calls} calls per cell; median [95% CI of the median] over rounds
@@ -458,18 +443,20 @@ def report_recording(workloads: list[Workload], names: list[str],
    hooks    direct measure: main-thread CPU inside the recorder's own hooks (transport hook,
             stream end, session exit) minus the real transport calls they wrap, GC excluded;
             misses indirect effects (garbage collected later, patched sockets, caches)
-   Before each cell the collector is pinned (collect + freeze). A probe (fixed Python work,
-   after each call) measures the machine's speed in each cell: it varied x{swing:.2f} over
-   cells ({probe.low * 1e3:.3f}-{probe.high * 1e3:.3f} ms); figures are {scaling}.
-   Load average {load[0]:.1f} at the start, {load[1]:.1f} at the end.
+   Before each cell the collector is pinned (collect + freeze). A probe (fixed Python work
+   after each call, not counted) shows how fast the machine ran this process: its CPU per run
+   varied x{swing:.2f} over cells ({probe.low * 1e3:.3f}-{probe.high * 1e3:.3f} ms, median \
+{probe.median * 1e3:.3f}); load average
+   {load[0]:.1f} at the start, {load[1]:.1f} at the end. Compare absolute figures only between
+   runs at similar probe medians; ratios to vcrpy are measured in the same minutes.
    symtrace's writer: {mode}; symtrace-inline sets {WRITER_ENV}=inline for its cells""")
     recorders = [n for n in names if n != "unrecorded"]
     print(f"{'workload':<20}{'unrec':>7}  {'variant':<16}{'in-proc':>21}{'writer':>8}"
           f"{'total':>21}{'x vcrpy':>8}{'hooks':>21}{'x vcrpy':>8}")
     worst: dict[str, dict[str, tuple[float, str]]] = {}
     for workload in workloads:
-        base = scaled[(workload.name, "unrecorded")]
-        est = {name: estimates(scaled[(workload.name, name)], base) for name in recorders}
+        base = cells[(workload.name, "unrecorded")]
+        est = {name: estimates(cells[(workload.name, name)], base) for name in recorders}
         vcr = est.get("vcrpy")
         for row, name in enumerate(recorders):
             e = est[name]
@@ -493,12 +480,12 @@ def report_recording(workloads: list[Workload], names: list[str],
               f"hooks (direct) / vcrpy's hooks: {w['hooks'][0]:.2f} ({w['hooks'][1]})")
     entry = {n: statistics.median(c.enter for k, v in cells.items() if k[1] == n for c in v)
              for n in names}
-    print("session entry (fixed, ms, unscaled): " + ", ".join(f"{n} {v * 1e3:.2f}"
+    print("session entry (fixed, ms): " + ", ".join(f"{n} {v * 1e3:.2f}"
                                                               for n, v in entry.items()))
     spawn_line(workloads[0], cells, first, calls)
     if counted is not None:
         print(f"writer CPU over the whole table: symtrace's counter {counted * 1e3:.0f} ms, "
-              f"/proc {children.total / 1e6:.0f} ms (unscaled)")
+              f"/proc {children.total / 1e6:.0f} ms")
 
 
 def spawn_line(workload: Workload, cells: dict[tuple[str, str], list[Cell]],
@@ -671,8 +658,6 @@ def main(argv: list[str]) -> int:
                         "always measured: overheads are differences with it)")
     parser.add_argument("--dump", type=Path, default=None, metavar="FILE",
                         help="write every recording cell's figures to FILE (JSON)")
-    parser.add_argument("--raw", action="store_true",
-                        help="recording figures not scaled by the contention probe")
     parser.add_argument("--replay-rounds", type=int, default=5, help="replays per bundle")
     parser.add_argument("--events", type=int, nargs="+", default=[500, 5000, 50000])
     parser.add_argument("--replay-cap", type=int, default=None, metavar="N",
@@ -692,8 +677,7 @@ def main(argv: list[str]) -> int:
         with stub_endpoint() as endpoint:
             if args.only in (None, "record"):
                 names = ["unrecorded", *(n for n in args.variants if n != "unrecorded")]
-                recording(endpoint, workdir, args.rounds, args.calls, names, args.dump,
-                          args.raw)
+                recording(endpoint, workdir, args.rounds, args.calls, names, args.dump)
             if args.only in (None, "replay"):
                 replaying(workdir, args.events, args.replay_rounds, args.replay_cap, endpoint)
             if args.only in (None, "size"):
