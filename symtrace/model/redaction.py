@@ -10,7 +10,9 @@ LLM responses, stdout, the manifest), before anything is hashed:
   `access_token`, `client_secret`, `sig`, …) in a URL or query string, by `[REDACTED]`;
 - secret-shaped text (`sk-…` keys, bearer tokens, AWS key ids, GitHub/Slack tokens,
   private-key blocks), by `[REDACTED]`.
-Credential headers are never stored.
+Credential headers are never stored. Object keys are replaced as values are (and restored
+as values are on replay); two keys of one object that would become the same key are refused
+(RedactionError), never merged.
 
 Record and replay apply the same replacement, so a replayed request hashes like the
 recorded one even when its key differs. What the program *receives* on replay comes from the
@@ -79,6 +81,12 @@ _QUERY_HINTS = (
     "key=", "token=", "secret=", "password=", "passwd=", "sig=", "signature=", "auth=",
     "authorization=",
 )
+# The non-ASCII characters the query names' `(?i:...)` matches to an ASCII letter (`re` folds
+# case one character to one: long s ~ s, Kelvin sign ~ k, dotted and dotless I ~ i), which
+# `str.lower` leaves or expands otherwise ("ſ", "i̇"): folded to that letter before the hints
+# are looked for, so `ſecret=` is a candidate as it is a match. tests/unit/
+# test_redaction_prefilter.py derives this set from all of Unicode with `re` and checks it.
+_ASCII_FOLDS = (("\u017f", "s"), ("\u212a", "k"), ("\u0130", "i"), ("\u0131", "i"))
 # The clean-string memo's bounds: cleared whole when either is exceeded (a new phase of the
 # run; old texts are rarely re-sent). Texts longer than CLEAN_MAX_TEXT are searched each time.
 CLEAN_ENTRIES = 16_384
@@ -163,8 +171,11 @@ class Redactor:
             return self._pattern.sub(replace, value)
         if isinstance(value, list):
             return [self._walk(item, replace) for item in value]
-        if isinstance(value, dict):
-            return {key: self._walk(item, replace) for key, item in value.items()}
+        if isinstance(value, tuple):
+            return tuple(self._walk(item, replace) for item in value)
+        if isinstance(value, dict):  # keys are replaced as values are (see _rekeyed)
+            return _rekeyed(value, lambda key: self._walk(key, replace),
+                            lambda item: self._walk(item, replace))
         return value
 
     def scrub(self, value: JSONValue, strings: list[str] | None = None) -> JSONValue:
@@ -250,6 +261,10 @@ class Redactor:
                 return True
         if "=" not in text:
             return False
+        if not text.isascii():  # a flag test: only non-ASCII text looks for the four
+            for char, letter in _ASCII_FOLDS:  # C substring tests (str.translate is slower)
+                if char in text:
+                    text = text.replace(char, letter)
         lowered = text.lower()
         return any(name in lowered for name in _QUERY_HINTS)
 
@@ -287,15 +302,7 @@ class Redactor:
         """Undo named replacements with this process's own values (what replay serves):
         the value this redactor holds for NAME, else NAME in *env* (default os.environ)."""
         env = {**(os.environ if env is None else env), **dict(self.named)}
-        if isinstance(value, str):
-            if "[REDACTED:" not in value:
-                return value
-            return TOKEN.sub(lambda m: env.get(m.group(1), m.group(0)), value)
-        if isinstance(value, list):
-            return [self.restore(item, env) for item in value]
-        if isinstance(value, dict):
-            return {key: self.restore(item, env) for key, item in value.items()}
-        return value
+        return _restored(value, env)
 
     # -- headers, environment, last check ------------------------------------------------
     def headers(self, headers: Mapping[str, str], keep: Iterable[str]) -> dict[str, str]:
@@ -324,6 +331,36 @@ class Redactor:
                 f"refusing to write {where}: it still contains a credential "
                 f"({_kind(match)}: {match.group(0)[:12]!r}); nothing was written"
             )
+
+
+def _restored(value: JSONValue, env: Mapping[str, str]) -> JSONValue:
+    if isinstance(value, str):
+        if "[REDACTED:" not in value:
+            return value
+        return TOKEN.sub(lambda m: env.get(m.group(1), m.group(0)), value)
+    if isinstance(value, list):
+        return [_restored(item, env) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_restored(item, env) for item in value)
+    if isinstance(value, dict):  # a key was redacted as a value is: restored as one
+        return _rekeyed(value, lambda key: _restored(key, env), lambda item: _restored(item, env))
+    return value
+
+
+def _rekeyed(value: dict[Any, Any], key_of: Any, item_of: Any) -> dict[Any, Any]:
+    """*value* with each string key passed through *key_of* and each item through *item_of*,
+    in its order. Two keys that become one are refused, never merged (one would be lost)."""
+    out: dict[Any, Any] = {}
+    for position, (key, item) in enumerate(value.items()):
+        new = key_of(key) if isinstance(key, str) else key
+        if new in out:  # neither key is shown: one side of the two holds the secret
+            first = list(out).index(new)
+            raise RedactionError(
+                f"refusing an object whose keys {first} and {position} become the same key "
+                "once credentials are redacted (or restored): it would merge two entries"
+            )
+        out[new] = item_of(item)
+    return out
 
 
 def _at_word_start(text: str, literal: str) -> bool:

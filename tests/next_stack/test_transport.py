@@ -18,5 +18,8 @@ from tests.transport.test_outcome_e2e import (  # noqa: F401
 from tests.transport.test_programs_e2e import test_record_replay_and_diverge  # noqa: F401
 from tests.transport.test_seams import (  # noqa: F401
     test_a_changed_request_diverges_at_the_seam,
+    test_a_response_has_the_attributes_it_has_without_symtrace,
+    test_elapsed_is_the_live_calls_when_recorded_and_the_replays_own_when_replayed,
     test_seam_records_and_replays_offline,
+    test_the_openai_sdks_raw_response_elapsed_recorded_and_replayed,
 )

@@ -14,7 +14,10 @@ import gzip
 import http.server
 import json
 import threading
+import time
+import warnings
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -190,12 +193,14 @@ SSE = b"".join(
 
 
 @contextlib.contextmanager
-def gzip_endpoint() -> Iterator[str]:
-    """A chat endpoint whose responses are gzip-encoded (as many providers send them)."""
+def gzip_endpoint(delay: float = 0.0) -> Iterator[str]:
+    """A chat endpoint whose responses are gzip-encoded (as many providers send them), each
+    after *delay* seconds."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             stream = json.loads(self.rfile.read(int(self.headers["content-length"])))["stream"]
+            time.sleep(delay)
             body = gzip.compress(SSE if stream else json.dumps(REPLY).encode())
             self.send_response(200)
             kind = "text/event-stream" if stream else "application/json"
@@ -248,3 +253,101 @@ def test_a_compressed_response_reaches_the_program_as_without_symtrace(client, s
     assert replayed_text == "zipped"
     if not stream:
         assert replayed.json() == REPLY
+
+
+# -- what a response carries besides its body: as without symtrace ---------------------------------
+HTTPX_FAMILY = ["httpx-sync", "httpx-async", "httpx2-sync", "httpx2-async"]
+SLOW = 0.3  # seconds the endpoint waits before it answers
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("client", HTTPX_FAMILY)
+def test_elapsed_is_the_live_calls_when_recorded_and_the_replays_own_when_replayed(
+        client, stream, tmp_path):
+    """httpx sets `elapsed` when its client closes the response stream; a response the seam
+    read (recording) or built (replay) is closed before that, so symtrace sets it."""
+    send, _ = CLIENTS[client]
+    bundle = tmp_path / "run"
+    with gzip_endpoint(delay=SLOW) as url, symtrace.record(bundle):
+        recorded, _ = send(url, chat("hi", stream))
+    assert recorded.elapsed >= timedelta(seconds=SLOW)  # the live call, endpoint wait included
+    with symtrace.replay(bundle):  # the endpoint is gone: nothing to wait for
+        replayed, _ = send(url, chat("hi", stream))
+    assert timedelta(0) <= replayed.elapsed < timedelta(seconds=SLOW)
+
+
+def public_attributes(response: Any) -> dict[str, str]:
+    """Each public non-method attribute of *response*: its type's name, or what reading it
+    raised (a transparency bug: the program reading it would crash under symtrace only)."""
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in dir(response):
+            if name.startswith("_"):
+                continue
+            try:
+                value = getattr(response, name)
+            except Exception as exc:  # what reading it raised is what is compared
+                out[name] = f"raises {type(exc).__name__}"
+                continue
+            if not callable(value):
+                out[name] = type(value).__name__
+    for name in VALUES_COMPARED:  # values that do not vary between two calls
+        if name in out:
+            out[name] = repr(getattr(response, name))
+    return out
+
+
+VALUES_COMPARED = ("version", "version_string", "http_version", "reason", "reason_phrase",
+                   "status", "status_code", "ok")
+
+
+# A recorded or replayed body is whole (read at once while recording): it has a length where a
+# live chunked stream had none.
+WHOLE_BODY = {("aiohttp", True): {"content_length"}, ("urllib3", True): {"length_remaining"}}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+def test_a_response_has_the_attributes_it_has_without_symtrace(client, stream, tmp_path):
+    send, _ = CLIENTS[client]
+    bundle = tmp_path / "run"
+    with StubLLM(seed=5) as stub:
+        url = f"{stub.url}/chat/completions"
+        plain = public_attributes(send(url, chat("hi", stream))[0])
+        with symtrace.record(bundle):
+            recorded = public_attributes(send(url, chat("hi", stream))[0])
+    with symtrace.replay(bundle):
+        replayed = public_attributes(send(url, chat("hi", stream))[0])
+    ignored = WHOLE_BODY.get((client, stream), set())
+    expected = {k: v for k, v in plain.items() if k not in ignored}
+    assert {k: v for k, v in recorded.items() if k not in ignored} == expected
+    assert {k: v for k, v in replayed.items() if k not in ignored} == expected
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_the_openai_sdks_raw_response_elapsed_recorded_and_replayed(use_async, tmp_path):
+    """What SDK logging reads: `with_raw_response` responses expose httpx's `elapsed`."""
+    import openai
+
+    def create(client_type: type, url: str) -> Any:
+        async def run_async() -> Any:
+            async with client_type(base_url=url, api_key="k", max_retries=0) as client:
+                return await client.chat.completions.with_raw_response.create(
+                    model="m", messages=[{"role": "user", "content": "hi"}])
+
+        if use_async:
+            return asyncio.run(run_async())
+        with client_type(base_url=url, api_key="k", max_retries=0) as client:
+            return client.chat.completions.with_raw_response.create(
+                model="m", messages=[{"role": "user", "content": "hi"}])
+
+    client_type = openai.AsyncOpenAI if use_async else openai.OpenAI
+    bundle = tmp_path / "run"
+    with StubLLM(seed=5) as stub, symtrace.record(bundle):
+        recorded = create(client_type, stub.url)
+        recorded_text = recorded.parse().choices[0].message.content
+    with symtrace.replay(bundle):
+        replayed = create(client_type, stub.url)
+        assert replayed.parse().choices[0].message.content == recorded_text
+    assert recorded.elapsed > timedelta(0) and replayed.elapsed >= timedelta(0)

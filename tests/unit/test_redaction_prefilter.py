@@ -9,10 +9,12 @@ are named "task:Task-1", which holds "sk-" inside a word.
 from __future__ import annotations
 
 import random
+import re
 import string
 
 import pytest
 
+from symtrace.errors import RedactionError
 from symtrace.model.redaction import Redactor
 
 SECRET = "tok3n-value-1234"
@@ -52,3 +54,43 @@ def test_an_asyncio_lane_name_is_not_a_candidate_secret():
     redactor = Redactor()
     assert not redactor._could_match(line)
     assert redactor._could_match(line.replace("task:Task-1", "sk-" + "a" * 24))
+
+
+# -- case folding: the pre-filter folds exactly as the pattern's (?i:) does ------------------------
+QUERY_NAMES = ("api_key", "apikey", "key", "token", "access_token", "refresh-token", "id_token",
+               "auth", "authorization", "secret", "client_secret", "password", "passwd", "sig",
+               "signature", "x-api-key", "my_key", "session_token", "app_secret")
+
+
+def ascii_letter_folds() -> dict[str, str]:
+    """Every non-ASCII character `re` matches to an ASCII letter case-insensitively (found by
+    searching all of Unicode, with the running Python's own `re`), and that letter."""
+    everything = "".join(map(chr, range(0x80, 0x110000)))
+    folds = {}
+    for char in set(re.findall("(?i)[a-z]", everything)):
+        (letter,) = [a for a in string.ascii_lowercase if re.fullmatch(f"(?i:{a})", char)]
+        folds[char] = letter
+    return folds
+
+
+def test_every_case_fold_of_a_credential_name_is_caught_by_the_prefilter():
+    """`ſecret=…` (long s), `Key=…` (Kelvin sign), `İd_token`/`ıd_token` match the pattern's
+    case-insensitive names; the pre-filter must let each through, at every position of every
+    name, or the value is stored as is."""
+    folds = ascii_letter_folds()
+    assert {"\u017f", "\u212a", "\u0130", "\u0131"} <= set(folds)  # the known ones, at least
+    redactor = Redactor()
+    tried = 0
+    for name in QUERY_NAMES:
+        for at, letter in enumerate(name):
+            for char in (c for c, a in folds.items() if a == letter.lower()):
+                text = f"https://h/v1?{name[:at]}{char}{name[at + 1:]}=abc123xyz&x=1"
+                expected = reference(redactor, text)
+                assert expected is not None, text  # the pattern matches it ...
+                found = redactor._search(text)
+                assert found is not None and found.span() == expected, text  # ... so must we
+                assert "abc123xyz" not in str(redactor.scrub({"url": text}))
+                with pytest.raises(RedactionError):
+                    redactor.check(text.encode(), "the test")
+                tried += 1
+    assert tried >= 40  # every s, k and i of every name

@@ -32,6 +32,7 @@ from symtrace.boundaries.http.exchange import (
     UnsupportedRequestBody,
     WireRequest,
     is_stream,
+    reason_phrase,
     sending,
     sending_library,
 )
@@ -62,7 +63,8 @@ class AiohttpSeam:
             exchange = Exchange(session, wire, seam)
             ticket = await session.abegin(exchange.call)
             if not ticket.live:
-                return _response(method, url, exchange.served(ticket), client)
+                return _response(method, url, exchange.served(ticket), client,
+                                 aiohttp.HttpVersion11, None)
             changed = exchange.live_content(ticket)
             if changed is not None:
                 kwargs = {**{k: v for k, v in kwargs.items() if k != "json"}, "data": changed}
@@ -83,7 +85,8 @@ class AiohttpSeam:
             else:
                 exchange.completed(ticket, response.status, response.headers, body)
             return _response(method, url, Recorded(response.status, _plain(response.headers),
-                                                   body), client)
+                                                   body), client,
+                             response.version, response.reason)
 
         return _request
 
@@ -129,9 +132,11 @@ class _Sent:
     output_size = 0
 
 
-def _response(method: str, url: URL, recorded: Recorded,
-              client: aiohttp.ClientSession) -> aiohttp.ClientResponse:
-    """A real ClientResponse whose body is *recorded*: what aiohttp itself would hand back."""
+def _response(method: str, url: URL, recorded: Recorded, client: aiohttp.ClientSession,
+              version: aiohttp.HttpVersion | None, reason: str | None) -> aiohttp.ClientResponse:
+    """A real ClientResponse whose body is *recorded*: what aiohttp itself would hand back,
+    with the live response's HTTP *version* and *reason* when recording (replayed: HTTP/1.1
+    and the status's standard phrase; the bundle keeps neither)."""
     loop = asyncio.get_running_loop()
     headers = CIMultiDictProxy(CIMultiDict({**recorded.headers,
                                             "Content-Length": str(len(recorded.content))}))
@@ -140,7 +145,8 @@ def _response(method: str, url: URL, recorded: Recorded,
         method.upper(), url, writer=None, continue100=None, timer=None, request_info=info,
         traces=[], loop=loop, session=client, stream_writer=_Sent())  # type: ignore[arg-type]
     response.status = recorded.status
-    response.reason = "OK" if recorded.status < 400 else "Error"
+    response.version = version
+    response.reason = reason if reason is not None else reason_phrase(recorded.status)
     response._headers = headers
     response._raw_headers = tuple((k.encode(), v.encode()) for k, v in headers.items())
     protocol = aiohttp.client_proto.ResponseHandler(loop)

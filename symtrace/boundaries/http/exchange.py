@@ -25,6 +25,7 @@ import threading
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any, Protocol
 
 import orjson
@@ -188,6 +189,14 @@ class Exchange:
 
 def is_stream(headers: Any) -> bool:
     return str(headers.get("content-type", "")).startswith("text/event-stream")
+
+
+def reason_phrase(status: int) -> str:
+    """The standard reason phrase of *status*: a replayed response's (the bundle keeps none)."""
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "OK" if status < 400 else "Error"
 
 
 def kept_headers(headers: Any) -> dict[str, str]:

@@ -6,11 +6,20 @@ openai-agents, google-genai and mistralai send through it) but the same transpor
 one shell serves both: it is built per module, and everything it hands back (responses,
 byte streams, exceptions) is that module's own type. `httpx2.alias_httpx()` makes `httpx`
 *be* `httpx2`; then both names resolve to one class and it is patched once.
+
+`response.elapsed`: the client sets it when it closes the response stream it wrapped, but a
+response whose body the seam read (recording) or built (replay) is closed before that, and
+reading `elapsed` would raise. The seam sets it then: recorded, the live call's time (sending
+and reading the body, symtrace's own bookkeeping excluded); replayed, the time the seam took
+to serve the body from the bundle (a bundle keeps no durations, and replay serves no clock).
+A stream's `elapsed` is the client's own measure, live or replayed (until it is closed).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
+from datetime import timedelta
+from time import perf_counter
 from types import ModuleType
 from typing import Any
 
@@ -50,14 +59,16 @@ class HttpxSeam:
             session = active()
             if session is None:
                 return original(transport, request)
+            started = perf_counter()
             request.read()
             exchange = Exchange(session, seam.wire(request), seam)
             ticket = session.begin(exchange.call)
             if not ticket.live:
-                return seam.materialise(exchange.served(ticket), request)
+                return seam.materialise(exchange.served(ticket), request, started)
             live = seam.with_content(request, exchange.live_content(ticket))
             try:
                 with sending(seam.library):
+                    started = perf_counter()
                     response = original(transport, live)
             except seam.lib.TransportError as exc:
                 exchange.failed(ticket, exc)
@@ -66,6 +77,7 @@ class HttpxSeam:
             if is_stream(headers):
                 return seam.teed(response, seam.tap(exchange, ticket, response, headers))
             response.read()  # cached: the program's read returns this content (no re-wrap)
+            response.elapsed = timedelta(seconds=perf_counter() - started)
             exchange.completed(ticket, response.status_code, headers, response.content)
             return response
 
@@ -78,14 +90,16 @@ class HttpxSeam:
             session = active()
             if session is None:
                 return await original(transport, request)
+            started = perf_counter()
             await request.aread()
             exchange = Exchange(session, seam.wire(request), seam)
             ticket = await session.abegin(exchange.call)  # replay may hold it for its turn
             if not ticket.live:
-                return seam.materialise(exchange.served(ticket), request)
+                return seam.materialise(exchange.served(ticket), request, started)
             live = seam.with_content(request, exchange.live_content(ticket))
             try:
                 with sending(seam.library):
+                    started = perf_counter()
                     response = await original(transport, live)
             except seam.lib.TransportError as exc:
                 await session.ahand_off()  # the failure reaches the program in its turn
@@ -95,6 +109,7 @@ class HttpxSeam:
             if is_stream(headers):
                 return seam.teed(response, seam.tap(exchange, ticket, response, headers))
             await response.aread()  # cached: the program's read returns this content
+            response.elapsed = timedelta(seconds=perf_counter() - started)
             await session.ahand_off()  # the response reaches the program in its turn
             exchange.completed(ticket, response.status_code, headers, response.content)
             return response
@@ -114,13 +129,16 @@ class HttpxSeam:
         return self.lib.Request(request.method, request.url, headers=headers, content=content,
                                 extensions=request.extensions)
 
-    def materialise(self, recorded: Recorded, request: Any) -> Any:
-        if recorded.chunks is not None:
+    def materialise(self, recorded: Recorded, request: Any, started: float) -> Any:
+        """*recorded* as this library's Response (*started*: when the seam was entered)."""
+        if recorded.chunks is not None:  # the client times it, until it is closed
             return self.lib.Response(recorded.status, headers=recorded.headers,
                                      stream=self._chunks(recorded.chunks),
                                      request=request)
-        return self.lib.Response(recorded.status, headers=recorded.headers,
-                                 content=recorded.content, request=request)
+        response = self.lib.Response(recorded.status, headers=recorded.headers,
+                                     content=recorded.content, request=request)
+        response.elapsed = timedelta(seconds=perf_counter() - started)  # read: closed already
+        return response
 
     def tap(self, exchange: Exchange, ticket: Any, response: Any,
             headers: dict[str, str]) -> StreamTap:

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 import urllib3
 from urllib3.connectionpool import HTTPConnectionPool
+from urllib3.util.retry import Retry
 
 from symtrace.boundaries.http.exchange import (
     Exchange,
@@ -28,6 +29,7 @@ from symtrace.boundaries.http.exchange import (
     UnsupportedRequestBody,
     WireRequest,
     is_stream,
+    reason_phrase,
     sending,
     sending_library,
 )
@@ -60,7 +62,8 @@ class Urllib3Seam:
             ticket = session.begin(exchange.call)
             preload = kwargs.get("preload_content", True)
             if not ticket.live:
-                return _response(exchange.served(ticket), preload, method, url)
+                return _response(exchange.served(ticket), preload, method, url,
+                                 retries=_retries(pool, args, kwargs))
             changed = exchange.live_content(ticket)
             if changed is not None:
                 body = changed
@@ -83,7 +86,9 @@ class Urllib3Seam:
                 exchange.completed(ticket, response.status, response.headers, data)
             headers_out = {k: v for k, v in response.headers.items() if k.lower() not in DROPPED}
             return _response(Recorded(response.status, headers_out, data), preload, method, url,
-                             reason=response.reason)
+                             reason=response.reason, retries=response.retries,
+                             version=(response.version,
+                                      getattr(response, "version_string", "HTTP/1.1")))
 
         return urlopen
 
@@ -110,11 +115,31 @@ def _content(body: Any) -> bytes:
         "(symtrace snapshots bytes and str bodies); pass the body as bytes")
 
 
+def _retries(pool: HTTPConnectionPool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Retry:
+    """The Retry urlopen would have given a response for these arguments (its own rule)."""
+    retries = args[0] if args else kwargs.get("retries")
+    redirect = args[1] if len(args) > 1 else kwargs.get("redirect", True)
+    if retries is None:
+        retries = pool.retries
+    if not isinstance(retries, Retry):
+        retries = Retry.from_int(retries, redirect=redirect, default=pool.retries)
+    return retries
+
+
 def _response(recorded: Recorded, preload: bool, method: str, url: str,
-              reason: str | None = None) -> urllib3.HTTPResponse:
+              reason: str | None = None, retries: Retry | None = None,
+              version: tuple[int, str] = (11, "HTTP/1.1")) -> urllib3.HTTPResponse:
+    """A real HTTPResponse over *recorded*, with what urlopen gives a response besides its
+    body: *reason*, *retries* (its history is what `geturl()` follows) and the HTTP *version*
+    (number, text): the live response's when recording; replayed, the bundle keeps none of
+    them (the status's phrase, the Retry urlopen would attach, HTTP/1.1)."""
     headers = {**recorded.headers, "content-length": str(len(recorded.content))}
-    return urllib3.HTTPResponse(
+    response = urllib3.HTTPResponse(
         body=io.BytesIO(recorded.content), headers=headers, status=recorded.status,
-        reason=reason or ("OK" if recorded.status < 400 else "Error"),
+        version=version[0], reason=reason or reason_phrase(recorded.status), retries=retries,
         preload_content=preload, decode_content=True, request_method=method,
         request_url=url, enforce_content_length=False)
+    if hasattr(response, "version_string"):  # urllib3 2.x (1.26 has no such attribute)
+        response.version_string = version[1]
+    return response
+
