@@ -196,10 +196,9 @@ def main(argv: list[str]) -> int:
           "transport, under the recorder's hook)")
     for label, ns in sorted(components.cpu.items(), key=lambda kv: -kv[1]):
         print(f"  {label:<52}{ns / n / 1e3:>9.1f}{components.calls[label] / n:>11.2f}")
-    for spec in present:
-        label = spec.partition(":")[2]
-        if label not in components.cpu:
-            print(f"  {label:<52}{'not called':>9}")
+    idle = [s.partition(":")[2] for s in present if s.partition(":")[2] not in components.cpu]
+    if idle:
+        print("  not called: " + ", ".join(idle))
     if absent:
         print("  absent in this code: " + ", ".join(s.partition(":")[2] for s in absent))
     return 0
