@@ -1,6 +1,6 @@
 """Is symtrace cheap enough to leave on? Recording, replay, size and load, side by side.
 
-    .venv/bin/python benchmarks/recording_overhead.py [--rounds 20] [--calls 40]
+    .venv/bin/python benchmarks/recording_overhead.py [--rounds 30] [--calls 40]
         [--variants unrecorded vcrpy symtrace symtrace-inline] [--dump FILE]
         [--events 500 5000 50000] [--replay-rounds 5] [--replay-cap N]
         [--only record|replay|size]
@@ -654,7 +654,7 @@ def conversation_sizes(url: str, workdir: Path, turns_list: list[int]) -> None:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=20, help="recording rounds")
+    parser.add_argument("--rounds", type=int, default=30, help="recording rounds")
     parser.add_argument("--calls", type=int, default=40, help="calls per recording cell")
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS),
                         choices=list(VARIANTS), help="recording variants (unrecorded is "
