@@ -57,6 +57,33 @@ def read_frame(fd: int) -> dict[str, Any] | None:
     return None if body is None else orjson.loads(body)
 
 
+class FrameReader:
+    """Frames from *fd*, read in large chunks: the frames of a burst (a call and its event,
+    many calls queued while the reader worked) cost one read, not two per frame."""
+
+    def __init__(self, fd: int, chunk: int = 1 << 20) -> None:
+        self.fd, self.chunk = fd, chunk
+        self.buffer = bytearray()
+        self.offset = 0
+
+    def next(self) -> dict[str, Any] | None:
+        """The next frame; None at end of file (a torn last frame included)."""
+        size = HEADER.size
+        while len(self.buffer) - self.offset < size or len(self.buffer) - self.offset < (
+                size + HEADER.unpack_from(self.buffer, self.offset)[0]):
+            data = os.read(self.fd, self.chunk)
+            if not data:
+                return None
+            if self.offset:
+                del self.buffer[:self.offset]
+                self.offset = 0
+            self.buffer += data
+        length = HEADER.unpack_from(self.buffer, self.offset)[0]
+        start = self.offset + size
+        self.offset = start + length
+        return orjson.loads(memoryview(self.buffer)[start:self.offset])
+
+
 def error_json(exc: BaseException) -> dict[str, str]:
     return {"type": type(exc).__name__, "message": str(exc)}
 

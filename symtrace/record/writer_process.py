@@ -31,7 +31,7 @@ from symtrace.errors import BundleWriteError, SymtraceError
 from symtrace.model.events import Event, EventType
 from symtrace.model.graph import GraphBuilder
 from symtrace.model.redaction import Redactor
-from symtrace.record.frames import encode, error_json, read_frame, write_all
+from symtrace.record.frames import FrameReader, encode, error_json, write_all
 from symtrace.record.outcome import complete_bundle
 
 STDIN, STDOUT = 0, 1
@@ -141,7 +141,8 @@ def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the program's to handle
     recording = Recording()
     try:
-        while (frame := read_frame(STDIN)) is not None:
+        frames = FrameReader(STDIN)
+        while (frame := frames.next()) is not None:
             answer = recording.apply(frame)
             if answer is not None:
                 try:

@@ -76,3 +76,18 @@ def test_reopen_waits_for_the_writer_holding_the_bundle(tmp_path, monkeypatch):
     with pytest.raises(BundleWriteError, match=f"another writer \\(pid {os.getpid()}\\)"):
         BundleWriter.reopen(path, redactor=Redactor())
     holder.close()
+
+
+def test_the_frame_reader_reads_bursts_and_frames_larger_than_its_chunk():
+    read, write = os.pipe()
+    data = b"".join(frames.encode({"n": i, "pad": "x" * (5000 * i)}) for i in range(4))
+    sender = threading.Thread(target=lambda: (frames.write_all(write, data + data[:9]),
+                                              os.close(write)))
+    sender.start()
+    reader = frames.FrameReader(read, chunk=4096)
+    got = []
+    while (frame := reader.next()) is not None:
+        got.append(frame["n"])
+    sender.join()
+    os.close(read)
+    assert got == [0, 1, 2, 3]  # then a torn frame: end of file
