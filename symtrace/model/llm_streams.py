@@ -37,49 +37,45 @@ def sse_events(text: str) -> Iterator[tuple[str | None, Any]]:
             data.append(line[5:].lstrip())
 
 
-def sse_data(text: str) -> list[Any]:
+def sse_data(text: str) -> Iterator[Any]:
     """The parsed data of each SSE event of *text*, as `sse_events` yields them (the
     assemblers use no event name): the same events, found with a few passes of C string
     methods over the whole text instead of a Python step per line.
 
-    An event is the text between two blank lines; when every event is one line (a chat
-    stream: `data: {...}`), the payloads are sliced from the events; otherwise (`event:` +
-    `data:` lines, comments) from each event's `data:` lines, joined as `sse_events` joins
-    them. A text with a line break other than "\n" and "\r\n" (str.splitlines breaks at
-    eleven) is left to `sse_events`, so both split lines where it does; tests compare them."""
+    An event is the text between two blank lines. A data line is the last line of its event
+    in every provider's stream (`data: {...}`, or `event: …` then `data: …`): the payloads
+    are sliced from the events' last lines when the text has no other data lines; otherwise
+    each event's data lines are joined as `sse_events` joins them. A text with a line break
+    other than "\n" and "\r\n" (str.splitlines breaks at eleven) is left to `sse_events`, so
+    both split lines where it does; tests compare them. Parsed lazily, one event at a time:
+    the assembler drops each before the next is parsed (a list of them all would be a burst
+    of containers for the collector, hundreds on a token-by-token stream)."""
     lines = text.replace("\r\n", "\n") if "\r" in text else text  # one pass: "\r\r\n" → "\r\n"
     if ("\r" in lines or "\x0b" in lines or "\x0c" in lines or "\x1c" in lines
             or "\x1d" in lines or "\x1e" in lines or "\x85" in lines or "\u2028" in lines
             or "\u2029" in lines):
-        return [data for _, data in sse_events(text)]
-    text = lines
-    events = text.split("\n\n")
-    if text.count("\n") == 2 * len(events) - 2:  # every event is one line
+        for _, data in sse_events(text):
+            yield data
+        return
+    events = lines.split("\n\n")
+    if lines.count("\n") == 2 * len(events) - 2:  # every event is one line
         payloads = [event[5:].strip() for event in events if event[:5] == "data:"]
     else:
-        parts = [event.rpartition("\n") for event in events]
-        if "\ndata:" not in "\n" + "\n".join([head for head, _, _ in parts]):
-            # every data line is the last line of its event (`event: …` then `data: …`)
-            payloads = [last[5:].strip() for _, _, last in parts if last[:5] == "data:"]
+        last = [event[event.rfind("\n") + 1:] for event in events]
+        payloads = [line for line in last if line[:5] == "data:"]
+        if len(payloads) == ("\n" + lines).count("\ndata:"):  # no other data line
+            payloads = [line[5:].strip() for line in payloads]
         else:  # an event of several data lines: joined by "\n"
             payloads = ["\n".join([line[5:].lstrip() for line in event.split("\n")
                                    if line[:5] == "data:"]).strip() for event in events]
-    try:
-        return [orjson.loads(p) for p in payloads if p and p != "[DONE]"]
-    except orjson.JSONDecodeError:  # an unparsable event is skipped, as sse_events skips it
-        return [data for data in map(_parsed, payloads) if data is not _SKIPPED]
-
-
-_SKIPPED = object()
-
-
-def _parsed(payload: str) -> Any:
-    if not payload or payload == "[DONE]":
-        return _SKIPPED
-    try:
-        return orjson.loads(payload)
-    except orjson.JSONDecodeError:
-        return _SKIPPED
+    loads, invalid = orjson.loads, orjson.JSONDecodeError
+    for payload in payloads:
+        if payload and payload != "[DONE]":
+            try:
+                data = loads(payload)
+            except invalid:  # skipped, as sse_events skips it
+                continue
+            yield data
 
 
 def assemble(fmt: WireFormat | None, text: str) -> JSONValue:
