@@ -141,9 +141,8 @@ def _record_hand_back(session: Session, sink: Recording,
             session.guarded(sink.close)
         except RedactionError:
             pass  # session.refusal: the parent keeps nothing
-        except BundleWriteError as exc:  # the parent seals what was written, incomplete
-            failed = str(exc)
-            sys.stderr.write(f"symtrace: error: {exc}\n")
+        except BundleWriteError as exc:  # the parent seals what was written, incomplete,
+            failed = str(exc)  # and fails with it
         return Recorded(
             adapters_used=tuple(session.adapters_used),
             has_final_value=session.has_final_value,

@@ -68,6 +68,7 @@ class WriterProcess:
         self._poll.register(self._in, select.POLLIN)
         self._lock = threading.Lock()
         self._seq = 0
+        self._pending: list[bytes] = []  # deferred frames (send(defer=True)), encoded
         self.failure: dict[str, Any] | None = None
         self.cpu_at_exit: float | None = None
         try:
@@ -76,19 +77,31 @@ class WriterProcess:
             with contextlib.suppress(OSError):
                 self.proc.kill()
             self.proc.wait()
+            self._close_pipes()
             raise
 
     # -- sending ---------------------------------------------------------------------------
-    def send(self, frame: dict[str, Any]) -> None:
-        """Ship *frame*; raise the first failure the writer process reported, if any."""
+    def send(self, frame: dict[str, Any], *, defer: bool = False) -> None:
+        """Ship *frame*; raise the first failure the writer process reported, if any.
+
+        *defer*: keep it (encoded, in order) to go with the next frame sent, in one write:
+        a call's frame need not reach the writer before an event does (nothing is written
+        for it alone), and one write per boundary call instead of two halves the system
+        calls and the writer's wake-ups."""
         with self._lock:
             self._usable()
             self._poll_failures()
-            data = self._numbered(frame)
-            try:
-                write_all(self._out, data)
-            except OSError as exc:  # EPIPE: the writer process is gone
-                raise self._died() from exc
+            self._pending.append(self._numbered(frame))
+            if not defer:
+                self._flush()
+
+    def _flush(self) -> None:
+        data = b"".join(self._pending) if len(self._pending) > 1 else self._pending[0]
+        self._pending.clear()
+        try:
+            write_all(self._out, data)
+        except OSError as exc:  # EPIPE: the writer process is gone
+            raise self._died() from exc
 
     def request(self, frame: dict[str, Any], *, greeting: bool = False) -> dict[str, Any]:
         """Ship *frame* and wait for its answer (its error raised, typed)."""
@@ -96,12 +109,9 @@ class WriterProcess:
             # not _usable(): a writer process that failed still answers (and releases the
             # bundle it holds); its answer is that failure
             self._owned()
-            data = self._numbered(frame)
+            self._pending.append(self._numbered(frame))
             seq = frame["seq"]
-            try:
-                write_all(self._out, data)
-            except OSError as exc:
-                raise self._died() from exc
+            self._flush()
             deadline = time.monotonic() + START_TIMEOUT if greeting else None
             while True:
                 if deadline is not None and not self._poll.poll(
@@ -154,10 +164,7 @@ class WriterProcess:
                 raise_error(answer["error"], f"the writer process (pid {self.pid})")
 
     def _died(self) -> BundleWriteError:
-        try:
-            code = self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            code = None
+        code = self._reap(5.0)
         self.failure = {"error": {"type": "BundleWriteError", "message": (
             f"the writer process (pid {self.pid}) ended (exit code {code}); the events "
             "still in its pipe are lost and the bundle ends unsealed before them")}}
@@ -165,7 +172,14 @@ class WriterProcess:
 
     # -- ending ----------------------------------------------------------------------------
     def alive(self) -> bool:
-        return self.cpu_at_exit is None and self.proc.poll() is None
+        """Not ended (checked without reaping it: its CPU figure is read when it is)."""
+        if self.cpu_at_exit is not None:
+            return False
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        return _proc_state(self.pid) not in (b"Z", b"X")  # b"": no /proc, trust kill(0)
 
     def cpu_seconds(self) -> float:
         if self.cpu_at_exit is not None:
@@ -179,23 +193,43 @@ class WriterProcess:
             return
         with contextlib.suppress(OSError):
             self.proc.stdin.close()  # type: ignore[union-attr]
+        if self._reap(timeout) is None:
+            # still writing: left to end on its own; its CPU so far is what is known
+            self.cpu_at_exit = _proc_cpu(self.pid)
+
+    def _reap(self, timeout: float) -> int | None:
+        """Wait up to *timeout* for the process to end; its exit code (None: still running).
+        Its CPU figure is kept from the kernel's accounting of the ended child (wait4)."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        while True:
             try:
                 pid, status, usage = os.wait4(self.pid, os.WNOHANG)
-            except ChildProcessError:  # reaped elsewhere: keep the last figure read
-                self.cpu_at_exit = _proc_cpu(self.pid)
-                return
+            except ChildProcessError:  # reaped already (Popen.poll): no figure left to read
+                self.cpu_at_exit = self.cpu_at_exit or 0.0
+                self._close_pipes()
+                return self.proc.returncode
             if pid:
                 self.proc.returncode = os.waitstatus_to_exitcode(status)
                 self.cpu_at_exit = usage.ru_utime + usage.ru_stime
-                with contextlib.suppress(OSError):
-                    self.proc.stdout.close()  # type: ignore[union-attr]
-                return
-            self.cpu_at_exit = None
+                self._close_pipes()
+                return self.proc.returncode
+            if time.monotonic() >= deadline:
+                return None
             time.sleep(0.005)
-        # still writing: leave it be (it ends on its own); its CPU so far is what we know
-        self.cpu_at_exit = _proc_cpu(self.pid)
+
+    def _close_pipes(self) -> None:
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(OSError):
+                pipe.close()  # type: ignore[union-attr]
+
+
+def _proc_state(pid: int) -> bytes:
+    """The state letter of /proc/<pid>/stat (Z: ended, not yet reaped; b"": unreadable)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return b""
+    return stat[stat.rindex(b")") + 2:][:1]
 
 
 def _proc_cpu(pid: int) -> float:
@@ -291,7 +325,8 @@ class OffloadedSink:
     def open_call(self, ident: str, event_type: EventType, lane: str, request: JSONValue,
                   meta: dict[str, Any], dispatched_by: tuple[str, ...]) -> tuple[Edge, ...]:
         self.process.send({"op": "call", "id": ident, "type": event_type.value, "lane": lane,
-                           "request": request, "meta": meta, "dispatched_by": dispatched_by})
+                           "request": request, "meta": meta, "dispatched_by": dispatched_by},
+                          defer=True)  # goes with the next frame: its event, or another's
         self._calls[ident] = request
         return ()  # derived in the writer process; the event takes them there
 

@@ -122,3 +122,17 @@ def test_a_forked_child_refuses_to_record_into_its_parents_pipe(tmp_path):
     events = verify_bundle(tmp_path / "b").events
     assert [e.id for e in events if e.type.value == "tool_call"] == [
         "tool_call_0000", "tool_call_0001"]
+
+
+def test_a_cli_recording_whose_writer_died_is_sealed_incomplete_and_fails(tmp_path):
+    out = tmp_path / "b"
+    done = subprocess.run(
+        [sys.executable, "-m", "symtrace", "record", "-o", str(out), "--", sys.executable,
+         str(Path(__file__).parent / "programs" / "offload_writer_killed.py")],
+        capture_output=True, text=True, timeout=300)
+    assert "caught: BundleWriteError" in done.stdout
+    assert done.returncode == BundleWriteError.exit_code, done.stderr
+    assert "writer process (pid" in done.stderr and "sealed incomplete" in done.stderr
+    bundle = verify_bundle(out)
+    assert bundle.sealed and not bundle.complete
+    assert "writer process failed" in bundle.manifest["outcome"]["error"]
