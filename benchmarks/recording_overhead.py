@@ -441,8 +441,8 @@ def report_recording(workloads: list[Workload], names: list[str],
    in-proc  this process's CPU (process_time, all threads) per call, calls + session exit (vcrpy
             writes its cassette there), minus the unrecorded cell's of the same round
    writer   CPU of processes the recorder started (symtrace's writer process), per call (/proc)
-   total    in-proc + writer: what recording costs. "x vcrpy" compares totals (vcrpy's is all
-            in-process)
+   total    in-proc + writer: what recording costs. "/vcrpy" divides in-proc and total by
+            vcrpy's total (vcrpy has no other process), hooks by vcrpy's hooks
    hooks    direct measure: main-thread CPU inside the recorder's own hooks (transport hook,
             stream end, session exit) minus the real transport calls they wrap, GC excluded;
             misses indirect effects (garbage collected later, patched sockets, caches)
@@ -454,8 +454,8 @@ def report_recording(workloads: list[Workload], names: list[str],
    runs at similar probe medians; ratios to vcrpy are measured in the same minutes.
    symtrace's writer: {mode}; symtrace-inline sets {WRITER_ENV}=inline for its cells""")
     recorders = [n for n in names if n != "unrecorded"]
-    print(f"{'workload':<20}{'unrec':>7}  {'variant':<16}{'in-proc':>21}{'writer':>8}"
-          f"{'total':>21}{'x vcrpy':>8}{'hooks':>21}{'x vcrpy':>8}")
+    print(f"{'workload':<20}{'unrec':>7}  {'variant':<16}{'in-proc':>19}{'/vcrpy':>7}"
+          f"{'writer':>7}{'total':>19}{'/vcrpy':>7}{'hooks':>19}{'/vcrpy':>7}")
     worst: dict[str, dict[str, tuple[float, str]]] = {}
     for workload in workloads:
         base = cells[(workload.name, "unrecorded")]
@@ -465,10 +465,14 @@ def report_recording(workloads: list[Workload], names: list[str],
             e = est[name]
             label = (f"{workload.name:<20}{statistics.median(c.body for c in base) * 1e3:>7.3f}"
                      if row == 0 else " " * 27)
-            versus = {k: (f"{e[k].median / vcr[k].median:8.2f}"
-                          if vcr and vcr[k].median > 0 else "     n/a") for k in ("total", "hooks")}
-            print(f"{label}  {name:<16}{ms(e['in']):>21}{e['writer'].median * 1e3:>8.3f}"
-                  f"{ms(e['total']):>21}{versus['total']}{ms(e['hooks']):>21}{versus['hooks']}")
+            # in-process and total against vcrpy's total (all of vcrpy's cost), hooks against
+            # vcrpy's hooks
+            versus = {k: (f"{e[k].median / vcr[against].median:7.2f}"
+                          if vcr and vcr[against].median > 0 else "    n/a")
+                      for k, against in (("in", "total"), ("total", "total"), ("hooks", "hooks"))}
+            print(f"{label}  {name:<16}{ms(e['in']):>19}{versus['in']}"
+                  f"{e['writer'].median * 1e3:>7.3f}{ms(e['total']):>19}{versus['total']}"
+                  f"{ms(e['hooks']):>19}{versus['hooks']}")
             if vcr and name != "vcrpy" and vcr["total"].median > 0:
                 for key, against in (("total", "total"), ("in", "total"), ("hooks", "hooks")):
                     r = e[key].median / vcr[against].median
