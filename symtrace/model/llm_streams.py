@@ -63,7 +63,7 @@ def sse_data(text: str) -> Iterator[Any]:
     else:
         last = [event[event.rfind("\n") + 1:] for event in events]
         payloads = [line for line in last if line[:5] == "data:"]
-        if len(payloads) == ("\n" + lines).count("\ndata:"):  # no other data line
+        if len(payloads) == lines.count("\ndata:") + (lines[:5] == "data:"):  # no other
             payloads = [line[5:].strip() for line in payloads]
         else:  # an event of several data lines: joined by "\n"
             payloads = ["\n".join([line[5:].lstrip() for line in event.split("\n")
