@@ -254,8 +254,9 @@ def finish_open_streams() -> None:
 
 
 class StreamTap:
-    """Collects a live stream's chunks as the program reads them; records them once, when
-    the stream ends, is closed, or the session ends with it still open."""
+    """Collects a live stream's chunks as the program reads them (a seam's tee appends each
+    to `chunks` as it passes it on, nothing more: the stream is parsed once, at its end);
+    records them once, when the stream ends, is closed, or the session ends with it open."""
 
     def __init__(self, exchange: Exchange, ticket: Ticket, status: int,
                  headers: dict[str, str], decode: Callable[[bytes], bytes] | None) -> None:
@@ -271,10 +272,6 @@ class StreamTap:
         # completion order (a stream read to its end completes where it ends).
         self._delivered_rank = exchange.session.reserve_completion()
         _open_streams[id(self)] = lambda: self.finish(abandoned=True)
-
-    def chunk(self, data: bytes) -> bytes:
-        self.chunks.append(data)
-        return data
 
     @property
     def finished(self) -> bool:

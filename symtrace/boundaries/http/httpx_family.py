@@ -186,8 +186,10 @@ def _stream_classes(lib: ModuleType) -> tuple[type, type, type]:
             self.inner, self.tap = inner, tap
 
         def __iter__(self) -> Iterator[bytes]:
+            keep = self.tap.chunks.append  # per chunk: one C call, no Python frame
             for chunk in self.inner:
-                yield self.tap.chunk(chunk)
+                keep(chunk)
+                yield chunk
             self.tap.finish()
 
         def close(self) -> None:
@@ -201,8 +203,10 @@ def _stream_classes(lib: ModuleType) -> tuple[type, type, type]:
             self.inner, self.tap = inner, tap
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
+            keep = self.tap.chunks.append
             async for chunk in self.inner:
-                yield self.tap.chunk(chunk)
+                keep(chunk)
+                yield chunk
             await self.tap.exchange.session.ahand_off()  # the stream ends in its turn
             self.tap.finish()
 
