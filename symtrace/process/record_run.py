@@ -145,10 +145,8 @@ def record_command(
     writer.manifest["config"]["network"] = network_manifest(writer.events, list(egress))
     if recorded is not None and recorded.writer_failed is not None:
         # the events the writer process lost are missing: sealed incomplete, and said so
-        writer.write_stdout(ended.stdout)
-        writer.finalize(complete=False, outcome={
-            "status": status.value, "exit_code": ended.code, "signal": None,
-            "error": f"writer process failed: {recorded.writer_failed}"})
+        _seal_incomplete(writer, ended.stdout, status, ended.code, None,
+                         f"writer process failed: {recorded.writer_failed}")
         raise BundleWriteError(
             f"{recorded.writer_failed} (the bundle at {out} is sealed incomplete)")
     if status.finished and recorded is not None:  # finished: it handed back (_record_status)
@@ -165,16 +163,7 @@ def record_command(
             ended.code, Path(out), len(writer.events), ended.stdout, egress, status
         )
     # An unfinished run: sealed as far as it got, marked incomplete, with what stopped it.
-    writer.write_stdout(ended.stdout)
-    writer.finalize(
-        complete=False,
-        outcome={
-            "status": status.value,
-            "exit_code": ended.code,
-            "signal": ended.received or ended.signal,
-            "error": None,
-        },
-    )
+    _seal_incomplete(writer, ended.stdout, status, ended.code, ended.received or ended.signal)
     if status is RecordStatus.NOT_INSTRUMENTED:
         raise NotInstrumented(
             f"the program was not instrumented (exit code {ended.code}); is symtrace importable "
@@ -184,6 +173,14 @@ def record_command(
         ended.exit_code, Path(out), len(writer.events), ended.stdout, egress, status,
         ended.received or ended.signal,
     )
+
+
+def _seal_incomplete(writer: BundleWriter, stdout: bytes, status: RecordStatus,
+                     exit_code: int | None, signal: str | None, error: str | None = None) -> None:
+    """Seal what was written, marked incomplete, with what stopped the run."""
+    writer.write_stdout(stdout)
+    writer.finalize(complete=False, outcome={
+        "status": status.value, "exit_code": exit_code, "signal": signal, "error": error})
 
 
 def _refuse(out: str | os.PathLike[str], hand_back: HandBack | None) -> None:

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from symtrace.process import PACKAGE_ROOT
 from symtrace.process.protocol import HandBack, Launch, read_hand_back
 from symtrace.process.supervise import ChildExit, run_child
 
 BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the directory holding the symtrace package
 
 
 def run_instrumented(

@@ -33,13 +33,13 @@ from symtrace.errors import BundleWriteError, SessionError
 from symtrace.model.canonical import JSONValue
 from symtrace.model.events import Edge, Event, EventType
 from symtrace.model.redaction import Redactor
+from symtrace.process import PACKAGE_ROOT
 from symtrace.record.frames import encode, raise_error, read_frame, write_all
 
 PIPE_SIZE = 1 << 20  # bytes the pipe to the writer holds (Linux's default limit for a user)
 _F_SETPIPE_SZ = 1031  # fcntl.F_SETPIPE_SZ (Python 3.10+ names it; not on every platform)
 START_TIMEOUT = 60.0  # seconds the writer process has to start (import symtrace) and greet
 EXIT_TIMEOUT = 60.0  # seconds interpreter exit waits for the writer to write what it got
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # holds the symtrace package
 _BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
          "from symtrace.record.writer_process import main; sys.exit(main())")
 
@@ -223,22 +223,26 @@ class WriterProcess:
                 pipe.close()  # type: ignore[union-attr]
 
 
-def _proc_state(pid: int) -> bytes:
-    """The state letter of /proc/<pid>/stat (Z: ended, not yet reaped; b"": unreadable)."""
+def _proc_stat(pid: int) -> list[bytes]:
+    """The fields of /proc/<pid>/stat after "pid (comm)" (state first; [] where unreadable)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_bytes()
     except OSError:
-        return b""
-    return stat[stat.rindex(b")") + 2:][:1]
+        return []
+    return stat[stat.rindex(b")") + 2:].split()
+
+
+def _proc_state(pid: int) -> bytes:
+    """The process's state letter (Z: ended, not yet reaped; b"": unreadable)."""
+    fields = _proc_stat(pid)
+    return fields[0] if fields else b""
 
 
 def _proc_cpu(pid: int) -> float:
-    """User + system CPU seconds of a live process (/proc/<pid>/stat; 0 where unreadable)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
+    """User + system CPU seconds of a live process (0 where unreadable)."""
+    fields = _proc_stat(pid)
+    if not fields:
         return 0.0
-    fields = stat[stat.rindex(b")") + 2:].split()  # after "pid (comm) "
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
