@@ -2,9 +2,3 @@
 and the public entry points), record_run.py (the record run), verdict.py (what a replay
 amounts to) and spawn.py/supervise.py (starting and watching the child); the child side is
 bootstrap/sitecustomize.py and child.py; protocol.py is all they say to each other."""
-
-from pathlib import Path
-
-# the directory holding the symtrace package: put first on a child's or writer process's path
-# so it imports this symtrace whatever the program did to sys.path (spawn.py, record/offload.py)
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]

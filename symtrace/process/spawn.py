@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from symtrace.process import PACKAGE_ROOT
+from symtrace._version import PACKAGE_ROOT
 from symtrace.process.protocol import HandBack, Launch, read_hand_back
 from symtrace.process.supervise import ChildExit, run_child
 

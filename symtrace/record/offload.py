@@ -29,11 +29,11 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from symtrace._version import PACKAGE_ROOT
 from symtrace.errors import BundleWriteError, SessionError
 from symtrace.model.canonical import JSONValue
 from symtrace.model.events import Edge, Event, EventType
 from symtrace.model.redaction import Redactor
-from symtrace.process import PACKAGE_ROOT
 from symtrace.record.frames import encode, raise_error, read_frame, write_all
 
 PIPE_SIZE = 1 << 20  # bytes the pipe to the writer holds (Linux's default limit for a user)
