@@ -291,11 +291,10 @@ class GraphBuilder:
         for index in sorted(found):
             by_text.setdefault(quoted[index], []).append(quoted_by[index])
         texts = list(by_text)
-        # is a text inside another one? Normalised texts have no "\n": joined by it, a text
-        # occurs more than once exactly when it occurs inside another (one search each,
-        # not one per pair)
-        joined = "\n".join(texts)
-        if any(joined.count(text) > 1 for text in texts):
+        # Two texts or more: one may be inside a longer one, or overlap a longer one's
+        # occurrence in the request (the end of one message and the start of the next),
+        # without being inside it as a text: only the request itself tells, so always ask it.
+        if len(texts) > 1:
             texts = _unnested(sorted(texts, key=lambda t: (-len(t), t)), " ".join(parts))
         out: set[str] = set()
         for text in texts:

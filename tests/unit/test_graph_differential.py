@@ -265,3 +265,25 @@ def test_part_fingerprints_equal_the_plain_definition(text):
     assert dataflow._part_fps(text) == expected
     request = chat_request(text, "The museum opens at ten.")
     assert dataflow._request_part_set(request) == set(dataflow._request_parts(request))
+
+
+def test_a_quoted_text_overlapping_a_longer_ones_occurrence_is_its_content():
+    """Found by the random runs above: the request's messages are "The museum opens at ten." and
+    an earlier reply "The museum opens at ten. Check the quarterly figures?". Another reply,
+    "The museum opens at ten. The museum opens at ten.", occurs across the two messages but
+    overlaps the longer reply's occurrence without being inside it as a text: it is that
+    reply's content, not a quote of its own (a shortcut that unnested only texts inside
+    other texts drew a quote edge to it)."""
+    def llm(messages: list[tuple[str, Any]], reply: str | None) -> dict[str, Any]:
+        return {"kind": "llm", "lane": "a", "causes": [], "messages": messages,
+                "reply": reply, "call": None, "deferred": False}
+
+    museum = SENTENCES[0]
+    steps = [
+        llm([], None), llm([], None),
+        llm([], f"{museum} Check the quarterly figures?"),
+        llm([("text", museum)], f"{museum} {museum}"),
+        llm([("text", museum), ("echo", 0)], None),
+    ]
+    drive(steps, max_quoted=256)
+    drive(steps, max_quoted=3)
