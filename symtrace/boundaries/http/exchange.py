@@ -21,6 +21,7 @@ tool boundary named "http", so replay never reaches the network for it either.
 
 from __future__ import annotations
 
+import codecs
 import threading
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
@@ -169,7 +170,7 @@ class Exchange:
 
     def streamed(self, ticket: Ticket, status: int, headers: Any, chunks: list[bytes]) -> None:
         """Record a stream response: its chunks (served one by one) and the assembled object."""
-        texts = [chunk.decode("utf-8", "replace") for chunk in chunks]
+        texts = chunk_texts(chunks)
         self._finish(ticket, {
             "status": status,
             "headers": kept_headers(headers),
@@ -185,6 +186,37 @@ class Exchange:
             self.session.finish(ticket, {"ok": False, "error": record["error"]})
         else:
             self.session.finish(ticket, {"ok": True, "value": record})
+
+
+def chunk_texts(chunks: list[bytes]) -> list[str]:
+    """*chunks* as texts whose concatenation is the stream's text: `b"".join(chunks)` decoded.
+
+    A network cuts a stream anywhere, through a multi-byte character too; decoding each chunk
+    on its own would keep both halves as U+FFFD and replay would serve those, not the bytes
+    the program received. Such a character is kept whole in the chunk where it ends (a chunk
+    holding only its first bytes becomes ""), so replay serves the same bytes, cut at most
+    three bytes off. Bytes that are not UTF-8 at all are recorded as U+FFFD, as in a whole
+    body's `$text` (a JSON bundle keeps text)."""
+    try:  # the common case, at C speed: every chunk is whole UTF-8 on its own
+        return [chunk.decode() for chunk in chunks]
+    except UnicodeDecodeError:
+        pass
+    # An incremental decoder, inlined (codecs' own runs a Python method per chunk): a chunk's
+    # unfinished last character waits for the next one; what it gives equals the joined
+    # bytes' decoding, replacements included.
+    decode = codecs.utf_8_decode
+    texts: list[str] = []
+    keep = texts.append
+    rest = b""
+    for chunk in chunks:
+        if rest:
+            chunk = rest + chunk
+        text, used = decode(chunk, "replace", False)
+        rest = chunk[used:] if used != len(chunk) else b""
+        keep(text)
+    if rest:  # the stream was cut off inside a character
+        texts[-1] += decode(rest, "replace", True)[0]
+    return texts
 
 
 def is_stream(headers: Any) -> bool:
