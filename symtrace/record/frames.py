@@ -101,3 +101,142 @@ def raise_error(error: dict[str, Any], context: str) -> None:
         if typed is not None:
             raise typed
     raise errors.BundleWriteError(f"{context}: {name}: {message}")
+
+
+# -- a conversation's messages, sent once ---------------------------------------------------
+# An LLM request re-sends the conversation: most messages of one call's request are runs of
+# the previous one's (the same list grown by new messages; a system message then a window of
+# the rest slid on). A call frame names those runs of the previous message list (the base:
+# the last call frame with chat messages, counted from the recording's start on both sides)
+# and carries only the other messages; the writer process joins them back from the objects it
+# decoded before. Parsing a conversation's frame was most of what the writer spent on the wire.
+
+
+def chat_messages(request: Any) -> list[Any] | None:
+    """An HTTP exchange's request's `body.messages` list, or None."""
+    if type(request) is dict:
+        body = request.get("body")
+        if type(body) is dict:
+            messages = body.get("messages")
+            if type(messages) is list:
+                return messages
+    return None
+
+
+def _plain_keys(message: Any) -> tuple[str, ...] | None:
+    """The keys, in order, of a plain message (an object whose every value is a str: the
+    only ones shared, since for them equal means the same bytes, where 1 == 1.0 == True
+    would not); None for any other."""
+    if type(message) is dict and all(type(value) is str for value in message.values()):
+        return tuple(message)
+    return None
+
+
+class SentMessages:
+    """The program's side: the base, and the keys of its plain messages (None: not plain)."""
+
+    def __init__(self) -> None:
+        self.number = 0  # of the base, counted from 1
+        self.messages: list[Any] = []
+        self.keys: list[tuple[str, ...] | None] = []
+
+    def share(self, frame: dict[str, Any]) -> None:
+        """Replace *frame*'s request by one carrying only the messages that are not in a
+        run of the base (a copy: the program's request is left alone), and say in `shared`
+        how to join them: [base, pieces], a piece [start, count] being the base's messages
+        start..start + count, a piece n the next n messages sent."""
+        messages = chat_messages(frame["request"])
+        if messages is None:
+            return
+        pieces: list[Any] = []
+        sent: list[Any] = []
+        keys: list[tuple[str, ...] | None] = []
+        at, end = 0, len(messages)
+        while at < end:
+            start, count = self._run(messages, at)
+            if count:
+                pieces.append([start, count])
+                keys += self.keys[start:start + count]
+                at += count
+                continue
+            message = messages[at]
+            if pieces and type(pieces[-1]) is int:
+                pieces[-1] += 1
+            else:
+                pieces.append(1)
+            sent.append(message)
+            keys.append(_plain_keys(message))
+            at += 1
+        self.number += 1
+        self.messages, self.keys = messages, keys
+        if len(sent) < end:
+            request = frame["request"]
+            frame["request"] = {**request, "body": {**request["body"], "messages": sent}}
+            frame["shared"] = [self.number - 1, pieces]
+
+    def _run(self, messages: list[Any], at: int) -> tuple[int, int]:
+        """(start, count): a run of plain base messages equal to messages[at:at + count],
+        keys in the same order, as long as found; (0, 0) for none."""
+        base = self.messages
+        try:
+            start = base.index(messages[at])
+        except ValueError:
+            return 0, 0
+        count = min(len(messages) - at, len(base) - start)
+        if messages[at:at + count] != base[start:start + count]:
+            count = 1  # the run ends before one of the lists does
+            while at + count < len(messages) and start + count < len(base) and \
+                    messages[at + count] == base[start + count]:
+                count += 1
+        try:  # equal objects: equal key sets; equal to plain ones: plain (None: not plain)
+            same = list(map(tuple, messages[at:at + count])) == self.keys[start:start + count]
+        except TypeError:  # an equal value that is not an object
+            same = False
+        return (start, count) if same else (0, 0)
+
+
+class ReceivedMessages:
+    """The writer process's side: the base, joined back into each call's request."""
+
+    def __init__(self) -> None:
+        self.number = 0
+        self.messages: list[Any] = []
+
+    def join(self, frame: dict[str, Any]) -> Any:
+        """*frame*'s request, whole again; pieces that do not fit what the writer holds are
+        a BundleWriteError (a bug, never a guess)."""
+        request = frame["request"]
+        messages = chat_messages(request)
+        if messages is None:
+            return request
+        shared = frame.get("shared")
+        if shared is not None:
+            messages = self._joined(shared, messages)
+            request["body"]["messages"] = messages
+        self.number += 1
+        self.messages = messages
+        return request
+
+    def _joined(self, shared: list[Any], sent: list[Any]) -> list[Any]:
+        base, pieces = shared
+        if base != self.number:
+            raise errors.BundleWriteError(
+                f"a call frame shares messages of message list {base}; the writer process "
+                f"holds list {self.number}")
+        joined: list[Any] = []
+        at = 0
+        for piece in pieces:
+            if type(piece) is int and 0 < piece <= len(sent) - at:
+                joined += sent[at:at + piece]
+                at += piece
+            elif type(piece) is list and len(piece) == 2 and piece[0] >= 0 and \
+                    0 < piece[1] <= len(self.messages) - piece[0]:
+                joined += self.messages[piece[0]:piece[0] + piece[1]]
+            else:
+                raise errors.BundleWriteError(
+                    f"a call frame shares {piece!r} of a list of {len(self.messages)} "
+                    f"messages, with {len(sent) - at} more sent")
+        if at != len(sent):
+            raise errors.BundleWriteError(f"a call frame sent {len(sent) - at} messages more "
+                                          "than it places")
+        return joined
