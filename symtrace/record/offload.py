@@ -34,7 +34,7 @@ from symtrace.errors import BundleWriteError, SessionError
 from symtrace.model.canonical import JSONValue
 from symtrace.model.events import Edge, Event, EventType
 from symtrace.model.redaction import Redactor
-from symtrace.record.frames import SentMessages, encode, raise_error, read_frame, write_all
+from symtrace.record.frames import encode, raise_error, read_frame, write_all
 
 PIPE_SIZE = 1 << 20  # bytes the pipe to the writer holds (Linux's default limit for a user)
 _F_SETPIPE_SZ = 1031  # fcntl.F_SETPIPE_SZ (Python 3.10+ names it; not on every platform)
@@ -307,7 +307,6 @@ class OffloadedSink:
         self.manifest = manifest  # the bundle's manifest as the program sees and edits it
         self._calls: dict[str, JSONValue] = {}  # calls shipped, not yet written: their request
         self._held: list[dict[str, Any]] = []  # call frames not yet shipped (see emit)
-        self._sent = SentMessages()
         self._open = True
 
     @classmethod
@@ -359,15 +358,7 @@ class OffloadedSink:
                 frames = [*held, {"op": "event", "event": record}]
         else:
             frames = [*held, {"op": "event", "event": record}]
-        self.process.send(*self._shared(held, frames), poll=False)
-
-    def _shared(self, held: list[dict[str, Any]], frames: list[dict[str, Any]]
-                ) -> list[dict[str, Any]]:
-        """*frames*, whose call frames (*held*, in order) carry only the messages the
-        writer process does not hold yet (frames.SentMessages)."""
-        for call in held:
-            self._sent.share(call)
-        return frames
+        self.process.send(*frames, poll=False)
 
     def adopt(self, event: Event) -> None:
         raise SessionError("replay writes its child bundle inline, never through a writer "
@@ -383,12 +374,12 @@ class OffloadedSink:
         held, self._held = self._held, []
         self.process.request({"op": "complete", "manifest": self.manifest,
                               "exit_code": exit_code, "value": value, "status": status,
-                              "error": error}, *self._shared(held, held))
+                              "error": error}, *held)
 
     def close(self) -> None:
         self._open = False
         held, self._held = self._held, []
-        self.process.request({"op": "close"}, *self._shared(held, held))
+        self.process.request({"op": "close"}, *held)
 
     def abort(self) -> None:
         self._open = False

@@ -32,13 +32,7 @@ from symtrace.errors import BundleWriteError, SymtraceError
 from symtrace.model.events import Event, EventType
 from symtrace.model.graph import GraphBuilder
 from symtrace.model.redaction import Redactor
-from symtrace.record.frames import (
-    FrameReader,
-    ReceivedMessages,
-    encode,
-    error_json,
-    write_all,
-)
+from symtrace.record.frames import FrameReader, encode, error_json, write_all
 from symtrace.record.outcome import complete_bundle
 
 STDIN, STDOUT = 0, 1
@@ -55,7 +49,6 @@ class Recording:
         self.writer: BundleWriter | None = None
         self.graph = GraphBuilder()
         self.calls: dict[str, tuple[Any, Any]] = {}  # event id -> (parents, request)
-        self.messages = ReceivedMessages()  # the conversation sent so far
         self.failure: dict[str, str] | None = None
 
     def apply(self, frame: dict[str, Any]) -> dict[str, Any] | None:
@@ -91,7 +84,7 @@ class Recording:
         self._writer()
 
     def op_call(self, frame: dict[str, Any]) -> None:
-        ident, request = frame["id"], self.messages.join(frame)
+        ident, request = frame["id"], frame["request"]
         parents = self.graph.parents_for(
             ident, EventType(frame["type"]), frame["lane"], request, frame["meta"],
             dispatched_by=tuple(frame["dispatched_by"]),

@@ -7,7 +7,6 @@ import os
 import threading
 import time
 
-import orjson
 import pytest
 
 from symtrace.bundle.writer import BundleWriter, wait_unlocked
@@ -170,53 +169,3 @@ def test_the_writer_applies_a_call_carrying_its_event_like_a_call_then_its_event
 
     combined, apart = record(tmp_path / "c", True), record(tmp_path / "s", False)
     assert combined == apart and b'"parents":[{"kind":"control"' in combined
-
-
-def _joined_through_the_wire(requests: list) -> list:
-    """Each request as the writer process gets it back, through encoded call frames."""
-    sent, received, out = frames.SentMessages(), frames.ReceivedMessages(), []
-    for request in requests:
-        frame = {"op": "call", "request": request}
-        sent.share(frame)
-        out.append((received.join(orjson.loads(frames.encode(frame)[4:])), frame))
-    return out
-
-
-def _chat(*contents, extra=None) -> dict:
-    messages = [{"role": "user", "content": c} if isinstance(c, str) else c for c in contents]
-    return {"method": "POST", "body": {"messages": messages, **(extra or {})}}
-
-
-def test_messages_sent_once_are_joined_back_exactly():
-    """Grown, windowed, repeated, reordered, non-plain and equal-but-not-same messages all come
-    back byte for byte (keys in their order), and the re-sent ones are not sent again."""
-    system = {"role": "system", "content": "be brief"}
-    grown = [_chat("a"), _chat("a", "b"), _chat("a", "b", "c", extra={"n": 1})]
-    window = [_chat(system, "a", "b", "c"), _chat(system, "b", "c", "d"),
-              _chat(system, "c", "d", "e")]
-    tricky = [
-        _chat("x", {"role": "user", "content": "y", "n": 1}, "x"),
-        _chat("x", {"role": "user", "content": "y", "n": 1.0}, "x", "x"),  # 1 == 1.0
-        _chat("x", {"content": "x", "role": "user"}),  # equal, keys in another order
-        _chat("x", {"role": "user", "content": ["part"]}, 5, None, "x"),
-        _chat("x", {"role": "user", "content": ["part"]}, 5.0, None, "x"),
-        {"body": {"messages": "not a list"}}, _chat(), _chat("x"), _chat("x"),
-    ]
-    for requests in (grown, window, tricky):
-        for request, (joined, frame) in zip(requests, _joined_through_the_wire(requests),
-                                            strict=True):
-            assert orjson.dumps(joined) == orjson.dumps(request)
-            assert frame["request"] is request or "shared" in frame
-    _, (_, frame), (_, third) = _joined_through_the_wire(window)
-    assert [m["content"] for m in frame["request"]["body"]["messages"]] == ["d"]
-    assert frame["shared"] == [1, [[0, 1], [2, 2], 1]] and third["shared"][0] == 2
-    assert window[1]["body"]["messages"][-1]["content"] == "d"  # the program's left alone
-
-
-def test_a_frame_sharing_what_the_writer_does_not_hold_fails_typed():
-    """A base or a run that does not fit is a BundleWriteError, never a guessed request."""
-    received = frames.ReceivedMessages()
-    received.join({"request": _chat("a", "b")})
-    for shared in ([0, [[0, 2]]], [1, [[1, 2]]], [1, [[0, 2], 2]], [1, ["x"]], [1, [[0, 1]]]):
-        with pytest.raises(BundleWriteError):
-            received.join({"request": _chat("c"), "shared": shared})

@@ -42,11 +42,6 @@ def run(base_url: str) -> str:
                                                      + "Keep it short. " * 20})
         reply = client.chat.completions.create(model="m", messages=messages)
         messages.append({"role": "assistant", "content": reply.choices[0].message.content})
-    window = messages
-    for turn in range(3):  # the system message, then a window of the rest slid on
-        window = [window[0], *window[3:], {"role": "user", "content": f"Then day {turn}."}]
-        reply = client.chat.completions.create(model="m", messages=window)
-        window.append({"role": "assistant", "content": reply.choices[0].message.content})
     facts = lookup(messages[-1]["content"])
     try:
         broken("Porto")
