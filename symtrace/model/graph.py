@@ -175,9 +175,9 @@ class GraphBuilder:
             # = `text in request_text(request)` for each of the latest producers, without
             # rescanning the re-sent history on every call (symtrace.model.quotes)
             lo = max(0, len(self._quoted) - MAX_QUOTED_PRODUCERS)
-            found = self._quoted.quoted(parts, lo)
+            found, near = self._quoted.quoted_apart(parts, lo)
             if found:
-                for source in self._quote_sources(found, parts, lane, causes):
+                for source in self._quote_sources(found, near, parts, lane, causes):
                     out.setdefault(source, "quote")
         return out
 
@@ -278,9 +278,10 @@ class GraphBuilder:
         related = self._related(producers, lane, causes)
         return related[-1] if related else producers[-1]
 
-    def _quote_sources(self, found: set[int], parts: list[str], lane: str,
+    def _quote_sources(self, found: set[int], near: set[int], parts: list[str], lane: str,
                        causes: Sequence[str]) -> set[str]:
-        """The events whose quoted texts (indices *found*) a request contains.
+        """The events whose quoted texts (indices *found*; *near*: those whose occurrences
+        may overlap another's, QuoteIndex.quoted_apart()) a request contains.
 
         Longest first: a text found only inside a longer quoted text ("... for day" inside
         "... for day plan") is that text's content, not a quote of its own. A text produced by
@@ -290,12 +291,7 @@ class GraphBuilder:
         by_text: dict[str, list[str]] = {}  # each text's producers, oldest first
         for index in sorted(found):
             by_text.setdefault(quoted[index], []).append(quoted_by[index])
-        texts = list(by_text)
-        # Two texts or more: one may be inside a longer one, or overlap a longer one's
-        # occurrence in the request (the end of one message and the start of the next),
-        # without being inside it as a text: only the request itself tells, so always ask it.
-        if len(texts) > 1:
-            texts = _unnested(sorted(texts, key=lambda t: (-len(t), t)), " ".join(parts))
+        texts = own_quotes(quoted, found, near, parts) if len(by_text) > 1 else by_text
         out: set[str] = set()
         for text in texts:
             sources = by_text[text]
@@ -352,6 +348,30 @@ class GraphBuilder:
 
 _Context = tuple[frozenset[str], frozenset[str]]  # context_of(): (exact, trees)
 MAX_CONTEXT_LANES = 256  # bound the walk through delegations (a long-running hub, say)
+
+
+def own_quotes(quoted: Sequence[str], found: set[int], near: set[int], parts: Sequence[str]
+               ) -> set[str]:
+    """The texts (indices *found* in *quoted*) a request (its *parts*) quotes in their own
+    right, = _unnested() of them all, longest first, in the joined parts.
+
+    One may be inside a longer one, or overlap a longer one's occurrence in the request (the
+    end of one message and the start of the next) without being inside it as a text: only
+    the request itself tells. A text apart from the others (not *near*: none of its
+    occurrences overlaps another's, QuoteIndex.quoted_apart()) need not be asked about: no
+    occurrence of it is taken out, so it is found in its own right; nor does it take out
+    another's. The near ones are asked among themselves (the texts apart take nothing out
+    of their occurrences). A text holding the "\x00" _unnested() writes may be completed
+    by a mark: then all are asked.
+    """
+    texts = {quoted[index] for index in found}
+    if any("\x00" in text for text in texts):
+        near = found
+    if not near:
+        return texts
+    crowd = {quoted[index] for index in near}
+    kept = _unnested(sorted(crowd, key=lambda t: (-len(t), t)), " ".join(parts))
+    return (texts - crowd).union(kept)
 
 
 def _unnested(texts: list[str], joined: str) -> list[str]:

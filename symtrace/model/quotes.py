@@ -15,15 +15,28 @@ a text can cover the space between part k and part k+1 only if it contains
 its last word is a prefix of k+1's first word (texts and parts are whitespace-normalised).
 Those junction tests are memoised the same way, by the two words; only a producer that passes
 one is searched for in the joined text. So the result is exactly the naive one.
+
+The graph then takes out each text found only inside a longer one's occurrence (graph.py,
+own_quotes()): that needs the joined text only for texts whose occurrences may overlap another
+text's. quoted_apart() tells which, from the same entries: an occurrence lies inside a part
+(the part's hits) or covers the spaces between parts k..m (a text passing each of those
+junction tests), so two texts' occurrences overlap only if both are in one *zone*: a part with
+the junctions before and after it. A text that shares no zone with another text found is
+apart, exactly.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 MEMO_ENTRIES = 8192  # part and junction entries; cleared whole beyond (a new phase of the run)
+# a part checked against more texts than this gets a set of its words (_part_entry()): building
+# it costs about as much as ~100 searches of the part for a word
+WORD_SET_FROM = 64
+_NONE: frozenset[int] = frozenset()  # no junction before a request's first part
 
 
 class QuoteIndex:
@@ -31,7 +44,7 @@ class QuoteIndex:
 
     def __init__(self) -> None:
         self.texts: list[str] = []
-        self._firsts: list[str] = []
+        self._firsts: list[str | None] = []
         self._lasts: list[str] = []
         self._keys: list[str | None] = []  # its longest inner word, if it has one
         self._in_part: dict[str, list[Any]] = {}
@@ -42,7 +55,8 @@ class QuoteIndex:
         """Register a produced text (whitespace-normalised); return its index."""
         with self._lock:
             self.texts.append(text)
-            self._firsts.append(text.split(" ", 1)[0])
+            # a text without a space covers no junction: None tells it (_check_junction())
+            self._firsts.append(text.split(" ", 1)[0] if " " in text else None)
             self._lasts.append(text.rsplit(" ", 1)[-1])
             inner = text.split(" ")[1:-1]
             self._keys.append(max(inner, key=len) if inner else None)
@@ -54,11 +68,19 @@ class QuoteIndex:
     def quoted(self, parts: Sequence[str], lo: int = 0) -> set[int]:
         """Indices i >= *lo* of the texts that occur in `" ".join(parts)` (parts non-empty,
         whitespace-normalised)."""
+        return self.quoted_apart(parts, lo)[0]
+
+    def quoted_apart(self, parts: Sequence[str], lo: int = 0) -> tuple[set[int], set[int]]:
+        """quoted(), and which of the texts found may have an occurrence that overlaps an
+        occurrence of another text found (the rest are apart: see the module docstring)."""
         with self._lock:
             texts, end = self.texts, len(self.texts)
             found: set[int] = set()
             maybe: set[int] = set()  # texts that may cover the space between two parts
+            # per part: its hits, and those of the junction before it
+            zones: list[tuple[set[int], AbstractSet[int]]] = []
             in_part, junctions = self._in_part, self._junction
+            keys, firsts, lasts = self._keys, self._firsts, self._lasts
             previous = None
             for part in parts:  # one pass (inlined: it runs per message per call)
                 entry = in_part.get(part)
@@ -66,30 +88,45 @@ class QuoteIndex:
                     entry = self._part_entry(part, lo, end)
                 start, stop, hits, first, last, words = entry
                 if stop < end or lo < start:  # texts added since it was last seen
-                    keys = self._keys
-                    for i in range(stop if stop > lo else lo, end) if lo >= start else (
-                            _unchecked(start, stop, lo, end)):
-                        key = keys[i]
-                        if (key is None or key in words) and texts[i] in part:
-                            hits.add(i)
-                    entry[0], entry[1] = _checked_from(start, stop, lo), end
+                    if start <= lo <= stop:  # (usual: only texts added since, checked inline)
+                        for i in range(stop, end):
+                            key = keys[i]
+                            if (key is None or key in words) and texts[i] in part:
+                                hits.add(i)
+                        entry[1] = end
+                    else:
+                        self._check_part(entry, part, lo, end)
                 if hits:
                     found |= hits
+                junction_hits: AbstractSet[int] = _NONE
                 if previous is not None:
                     pair = (previous, first)
                     junction = junctions.get(pair)
                     if junction is None:
                         junction = self._entry(junctions, pair, lo)
-                    if junction[1] < end or lo < junction[0]:
-                        self._check_junction(junction, previous, first, lo, end)
-                    if junction[2]:
-                        maybe |= junction[2]
+                    start, stop, junction_hits = junction
+                    if stop < end or lo < start:
+                        if start <= lo <= stop:  # (as above)
+                            space = f" {previous} {first} "
+                            for i in range(stop, end):
+                                head = firsts[i]
+                                if head is not None and (space in texts[i] or previous.endswith(
+                                        head) or first.startswith(lasts[i])):
+                                    junction_hits.add(i)
+                            junction[1] = end
+                        else:
+                            self._check_junction(junction, previous, first, lo, end)
+                    if junction_hits:
+                        maybe |= junction_hits
+                zones.append((hits, junction_hits))
                 previous = last
             maybe -= found
             if maybe:
                 haystack = " ".join(parts)
                 found.update(i for i in maybe if texts[i] in haystack)
-            return {i for i in found if i >= lo} if lo else found
+            if lo:
+                found = {i for i in found if i >= lo}
+            return found, self._near(found, zones)
 
     def _check_junction(self, entry: list[Any], last: str, first: str, lo: int, end: int
                         ) -> None:
@@ -99,24 +136,52 @@ class QuoteIndex:
         texts, firsts, lasts = self.texts, self._firsts, self._lasts
         junction = f" {last} {first} "
         for i in _unchecked(start, stop, lo, end):
-            text = texts[i]
-            if " " in text and (junction in text or last.endswith(firsts[i])
-                                or first.startswith(lasts[i])):
+            head = firsts[i]
+            if head is not None and (junction in texts[i] or last.endswith(head)
+                                     or first.startswith(lasts[i])):
                 hits.add(i)
         entry[0], entry[1] = _checked_from(start, stop, lo), end
+
+    def _check_part(self, entry: list[Any], part: str, lo: int, end: int) -> None:
+        """Extend a part entry (_part_entry()) to the texts [lo, end)."""
+        start, stop, hits, _, _, words = entry
+        texts, keys = self.texts, self._keys
+        for i in _unchecked(start, stop, lo, end):
+            key = keys[i]
+            if (key is None or key in words) and texts[i] in part:
+                hits.add(i)
+        entry[0], entry[1] = _checked_from(start, stop, lo), end
+
+    def _near(self, found: set[int], zones: list[tuple[set[int], AbstractSet[int]]]) -> set[int]:
+        """The texts of *found* that share a zone with another text found: a zone is a part,
+        with the texts inside it (its hits) and those that may cover the space before or
+        after it (the junctions' hits). Texts in no shared zone are apart."""
+        near: set[int] = set()
+        texts, after = self.texts, len(zones) - 1
+        for k, (hits, before) in enumerate(zones):
+            following = zones[k + 1][1] if k < after else _NONE
+            if len(hits) + len(before) + len(following) < 2:
+                continue  # (usual: one text in its own message, none across its junctions)
+            zone = (hits | before | following) & found
+            if len(zone) > 1 and len({texts[i] for i in zone}) > 1:
+                near |= zone
+        return near
 
     def _part_entry(self, part: str, lo: int, end: int) -> list[Any]:
         """`[start, stop, hits, first word, last word, words]` of a new part, checked for the
         texts [lo, end) (_entry()).
 
         A text inside the part has each of its inner words (all but its first and last,
-        which may be cut) among the part's words: a set lookup of its longest inner word
-        passes over most texts without searching the part for them.
+        which may be cut) inside the part: a search for its longest inner word (a short one,
+        fast to search for) passes over most texts without searching the part for them; with
+        many texts to check, a set of the part's words (dearer to build than a few searches)
+        makes that a lookup.
         """
         if len(self._in_part) >= MEMO_ENTRIES:
             self._in_part.clear()
         texts, keys = self.texts, self._keys
-        words = frozenset(part.split(" "))
+        words: AbstractSet[str] | str = (
+            frozenset(part.split(" ")) if end - lo > WORD_SET_FROM else part)
         hits = {i for i in range(lo, end)
                 if (keys[i] is None or keys[i] in words) and texts[i] in part}
         entry = self._in_part[part] = [lo, end, hits, part.split(" ", 1)[0],

@@ -10,6 +10,7 @@ order must give identical parents and sources; a cache left stale would make the
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -29,6 +30,7 @@ from symtrace.model.graph import (
     context_of,
     in_context,
 )
+from symtrace.model.quotes import QuoteIndex
 
 from ._support import chat_request, chat_response
 
@@ -287,3 +289,77 @@ def test_a_quoted_text_overlapping_a_longer_ones_occurrence_is_its_content():
     ]
     drive(steps, max_quoted=256)
     drive(steps, max_quoted=3)
+
+
+# -- unnesting: texts apart from the others are kept without asking the request -------------
+# few short words (and the mark _unnested() writes): texts nest, overlap inside a message and
+# across the space between two, and have equal lengths
+QUOTE_WORD = st.sampled_from(["a", "ab", "b", "ba", "aba", "c", "a\x00"])
+QUOTE_TEXT = st.lists(QUOTE_WORD, min_size=1, max_size=5).map(" ".join)
+
+
+def _parts_of(pieces: list[str]) -> list[str]:
+    return [part for part in (" ".join(piece.split()) for piece in pieces) if part]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(QUOTE_TEXT, min_size=1, max_size=12), st.lists(st.tuples(
+    st.lists(QUOTE_TEXT, min_size=1, max_size=6), st.integers(0, 6), st.integers(0, 40)),
+    min_size=1, max_size=4))
+def test_own_quotes_equal_unnesting_all_found_texts(produced_texts, asks):
+    """own_quotes() (texts apart kept without a search) = _unnested() of every text found,
+    the plain definition, on parts built from the texts themselves, cut anywhere."""
+    index = QuoteIndex()
+    for text in produced_texts:
+        index.add(text)
+    for pieces, lo, cut in asks:
+        joined = " ".join(pieces)
+        parts = _parts_of([joined[:cut], joined[cut:], *pieces[1:]] if cut % 3 else pieces)
+        if not parts:
+            continue
+        found, near = index.quoted_apart(parts, lo)
+        texts = {index.texts[i] for i in found}
+        plain = set(graph_module._unnested(sorted(texts, key=lambda t: (-len(t), t)),
+                                           " ".join(parts)))
+        assert graph_module.own_quotes(index.texts, found, near, parts) == plain
+        assert near <= found
+
+
+def test_own_quotes_equal_unnesting_on_seeded_random_requests():
+    """As above, with longer requests: texts are cut from the request's own running text (so
+    they overlap each other and cover the space between messages), some added twice."""
+    rng = random.Random(20)
+    words = ["ab", "a", "b", "ba", "abab", "c", "ca"]
+    for _ in range(300):
+        running = " ".join(rng.choice(words) for _ in range(rng.randint(4, 40)))
+        index = QuoteIndex()
+        for _ in range(rng.randint(1, 14)):
+            start = rng.randrange(len(running))
+            piece = " ".join(running[start:start + rng.randint(1, 25)].split())
+            index.add(piece or "a")
+            if rng.random() < 0.2:
+                index.add(index.texts[rng.randrange(len(index))])  # a text produced again
+        cuts = sorted(rng.sample(range(1, len(running)), min(len(running) - 1, rng.randint(0, 8))))
+        parts = _parts_of([running[i:j] for i, j in zip([0, *cuts], [*cuts, len(running)],
+                                                          strict=True)])
+        lo = rng.choice([0, 0, 1, len(index) // 2])
+        found, near = index.quoted_apart(parts, lo)
+        texts = {index.texts[i] for i in found}
+        plain = set(graph_module._unnested(sorted(texts, key=lambda t: (-len(t), t)),
+                                           " ".join(parts)))
+        assert graph_module.own_quotes(index.texts, found, near, parts) == plain
+
+
+def test_a_text_holding_the_unnesting_mark_is_asked_with_all_the_others():
+    """_unnested() writes "\\x00" where it takes a text out: a text holding that character
+    may occur again across a mark. Here "\\x00 zz" occurs only inside the longer "yy \\x00 zz
+    yy", yet once that one and "qq qq qq" (apart from both) are taken out, the marks read
+    "\\x00 zz": the plain definition keeps it, so own_quotes() must ask with all texts."""
+    index = QuoteIndex()
+    for text in ("yy \x00 zz yy", "qq qq qq", "\x00 zz"):
+        index.add(text)
+    parts = ["qq qq qq zz", "ww yy \x00 zz yy"]
+    found, near = index.quoted_apart(parts)
+    assert found == {0, 1, 2}
+    assert 1 not in near  # "qq qq qq" is apart
+    assert graph_module.own_quotes(index.texts, found, near, parts) == set(index.texts)
