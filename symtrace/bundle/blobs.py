@@ -17,6 +17,7 @@ reference is never ambiguous.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -107,13 +108,19 @@ def _object_bytes(value: dict[str, Any], store: Store, memo: SplitMemo | None) -
 
 
 def _split_list(value: list[Any], store: Store, memo: SplitMemo | None) -> JSONValue:
-    if len(value) >= CHAIN_MIN_ITEMS and all(isinstance(item, dict) for item in value):
-        return _chain(_split_items(value, store, memo), store)
+    if len(value) >= CHAIN_MIN_ITEMS:
+        if memo is not None and set(map(type, value)) == _DICT:  # one C-level pass
+            return _memo_chain(value, store, memo)
+        if all(isinstance(item, dict) for item in value):
+            return _chain(_split_items(value, store, memo), store)
     items = [split(item, store, memo) for item in value]
     for new, item in zip(items, value, strict=True):
         if new is not item:
             return items
     return value
+
+
+_DICT = {dict}
 
 
 def _split_subclass(value: JSONValue, store: Store, memo: SplitMemo | None) -> JSONValue:
@@ -134,7 +141,7 @@ def _split_subclass(value: JSONValue, store: Store, memo: SplitMemo | None) -> J
 
 
 def _blob(data: bytes, store: Store) -> JSONValue:
-    ref = sha256_ref(data)
+    ref = "sha256:" + hashlib.sha256(data).hexdigest()  # seal.sha256_ref, one call less
     store(ref, data)
     return {REF_KEY: ref}
 
@@ -142,25 +149,66 @@ def _blob(data: bytes, store: Store) -> JSONValue:
 def _split_items(
     items: list[dict[str, Any]], store: Store, memo: SplitMemo | None
 ) -> list[tuple[bytes, bool]]:
-    """The chain elements of a list of objects. With a memo, the whole list is looked up at
-    once (keys built and found by C-level maps: a re-sent conversation is mostly hits), and
-    only the misses go through _split_item one by one."""
-    if memo is None or set(map(type, items)) != {dict}:
-        return [_split_item(item, store, memo) for item in items]
+    """The chain elements of a list of objects (of which some are of a dict subclass, or
+    without a memo: the plain path), and whether each is known clean."""
+    return [_split_item(item, store, memo) for item in items]
+
+
+def _memo_chain(items: list[dict[str, Any]], store: Store, memo: SplitMemo) -> JSONValue:
+    """_chain(_split_items(...)) for a list of plain objects, with a memo.
+
+    The elements are looked up in the memo all at once (keys built and found by C-level
+    maps: a re-sent conversation is mostly hits); only misses go through _split_item. All
+    elements are split before the first node is stored: the pack's order is _chain's. The
+    nodes are looked up in the memo's node table by (previous ref, element bytes) while the
+    chain so far was found there: a conversation that only grows re-sends every node of its
+    previous call, found by a dict lookup instead of formatted and hashed. Once a node is new
+    every later one is too (its previous ref is new); they are put in the table when the
+    chain looks like such a conversation (SplitMemo.holds_nodes)."""
+    keys = list(map(tuple, map(dict.items, items)))
     try:
-        found = list(map(memo.get, map(tuple, map(dict.items, items))))
-    except TypeError:  # an element holding a list or an object: see _split_item
-        return [_split_item(item, store, memo) for item in items]
-    out: list[tuple[bytes, bool]] = []
-    for item, known in zip(items, found, strict=True):
+        found = list(map(memo.get, keys))
+    except TypeError:  # an element holding a list or an object: the others may be found
+        found = [_found(memo, key) for key in keys]
+    elements: list[tuple[bytes, bool]] = []
+    for item, key, known in zip(items, keys, found, strict=True):
         if known is None:
-            out.append(_split_item(item, store, memo))
+            elements.append((_split_message(item, key, store, memo), False))
             continue
-        if known[1]:  # made by an event not yet known to be in the pack
-            for ref, blob in known[1]:
-                store(ref, blob)  # the writer skips refs already in its pack
-        out.append((known[0], True))
-    return out
+        for blob_ref, blob in known[1]:  # made by an event not yet known to be in the pack
+            store(blob_ref, blob)  # the writer skips refs already in its pack
+        elements.append((known[0], True))
+    nodes = memo.nodes
+    sha256 = hashlib.sha256
+    previous = b"null"
+    ref = ""
+    new: list[tuple[bytes, bytes, _Node]] | None = None  # nodes to put in the table
+    following = True  # every node so far was found in the table
+    for index, (data, clean) in enumerate(elements):
+        node = nodes.get((previous, data)) if following else None
+        if node is None:
+            if following:
+                following = False
+                new = [] if memo.holds_nodes(index, len(elements)) else None
+            node_data = b'{"$i":%b,"$p":%b}' % (data, previous)
+            ref = "sha256:" + sha256(node_data).hexdigest()
+            node = (ref, node_data, b'"%b"' % ref.encode())
+            if new is not None:
+                new.append((previous, data, node))
+        else:
+            ref, node_data = node[0], node[1]
+        store(ref, node_data, clean)
+        previous = node[2]
+    if new:
+        memo.put_nodes(new)
+    return {CHAIN_KEY: ref}
+
+
+def _found(memo: SplitMemo, key: _MemoKey) -> _Split | None:
+    try:
+        return memo.get(key)
+    except TypeError:  # an element holding a list or an object: see _split_item
+        return None
 
 
 def _split_item(item: dict[str, Any], store: Store, memo: SplitMemo | None) -> tuple[bytes, bool]:
@@ -180,19 +228,38 @@ def _split_item(item: dict[str, Any], store: Store, memo: SplitMemo | None) -> t
         for ref, blob in known[1]:
             store(ref, blob)  # the writer skips refs already in its pack
         return known[0], True
+    return _split_message(item, key, store, memo), False
+
+
+def _split_message(item: dict[str, Any], key: _MemoKey, store: Store, memo: SplitMemo) -> bytes:
+    """The canonical bytes of an object not in the memo (*key*: its items), split, and put
+    in the memo when its every value is a str (the only objects it holds). For those,
+    _split_object's steps are taken here directly: each str of 128 characters or more
+    becomes a blob, then the object if its bytes are 128 or more, or if its only key is
+    reserved (the blobs are kept in the order _split_object stores them)."""
     for value in item.values():
         if type(value) is not str:
-            return _object_bytes(item, store, memo), False
+            return _object_bytes(item, store, memo)
+    sha256 = hashlib.sha256
     stored: list[tuple[str, bytes]] = []
-
-    def keep(ref: str, blob: bytes, known_clean: bool = False) -> None:
-        stored.append((ref, blob))
-
-    data = _object_bytes(item, keep, None)
+    inner = item
+    for name, value in item.items():
+        if len(value) >= BLOB_MIN_BYTES:
+            blob = canon(value)
+            ref = "sha256:" + sha256(blob).hexdigest()
+            stored.append((ref, blob))
+            if inner is item:
+                inner = dict(item)
+            inner[name] = {REF_KEY: ref}
+    data = canon(inner)
+    if len(data) >= BLOB_MIN_BYTES or (len(item) == 1 and next(iter(item)) in RESERVED):
+        ref = "sha256:" + sha256(data).hexdigest()
+        stored.append((ref, data))
+        data = canon({REF_KEY: ref})
     memo.put(key, (data, tuple(stored)), len(data) + sum(len(blob) for _, blob in stored))
     for ref, blob in stored:
         store(ref, blob)
-    return data, False
+    return data
 
 
 def _chain(items: list[tuple[bytes, bool]], store: Store) -> JSONValue:
@@ -214,10 +281,13 @@ def _chain(items: list[tuple[bytes, bool]], store: Store) -> JSONValue:
 
 _MemoKey = tuple[tuple[str, str], ...]  # an object's items
 _Split = tuple[bytes, tuple[tuple[str, bytes], ...]]  # its split bytes, and the blobs it names
+_NodeKey = tuple[bytes, bytes]  # a chain node's previous ref (as JSON) and element bytes
+_Node = tuple[str, bytes, bytes]  # its ref, its bytes, its ref as JSON (the next one's $p)
 
 
 class SplitMemo:
-    """How message-shaped objects (every value a string) were split, keyed by content.
+    """How message-shaped objects (every value a string) were split, keyed by content, and
+    the chain nodes made from them.
 
     An element found here was split for an earlier event of the same writer, so its bytes
     were redaction-checked then: the writer clears the memo when an event is refused, so an
@@ -226,7 +296,11 @@ class SplitMemo:
 
     An entry names the blobs its element was split into, so a hit stores them again (the
     writer skips refs already in its pack) until `written()` says the event that made it is
-    in the pack (`begin()` opens each event): from then on a hit stores nothing."""
+    in the pack (`begin()` opens each event): from then on a hit stores nothing.
+
+    A node entry is only arithmetic (a node's bytes and their digest follow from the previous
+    ref and the element's bytes): whether the node is clean is said by its element, found
+    here or not, and whether it is in the pack by the writer. Bounded like the elements."""
 
     MAX_ENTRIES = 4096
     MAX_BYTES = 16_000_000
@@ -236,8 +310,10 @@ class SplitMemo:
         self._bytes = 0
         self._fresh: list[_MemoKey] = []  # put since begin(), with blobs to confirm
         # The entry for an object's items, or None. The dict's own method (not a wrapper):
-        # _split_items maps it over a whole list at C level; clear() keeps the same dict.
+        # _memo_chain maps it over a whole list at C level; clear() keeps the same dict.
         self.get: Callable[[Any], _Split | None] = self._known.get
+        self.nodes: dict[_NodeKey, _Node] = {}  # read by _memo_chain, put through put_nodes
+        self._node_bytes = 0
 
     def put(self, key: _MemoKey, value: _Split, size: int) -> None:
         """Hold *value* for *key*: *size* bytes of split output, counted twice (the key's
@@ -252,6 +328,26 @@ class SplitMemo:
         self._bytes += size
         if value[1]:
             self._fresh.append(key)
+
+    def holds_nodes(self, found: int, length: int) -> bool:
+        """Whether the new nodes of a chain of *length* whose first *found* nodes were in the
+        table are worth holding: when it is new, or mostly found (a conversation that only
+        grows: its next call re-sends them). A sliding window (only a fixed first message
+        found) changes every later node on every call: those would never be found again."""
+        return not found or 2 * found >= length
+
+    def put_nodes(self, new: list[tuple[bytes, bytes, _Node]]) -> None:
+        """Hold *new* nodes by (previous ref as JSON, element bytes)."""
+        nodes = self.nodes
+        size = 2 * sum(len(node[1]) for _, _, node in new)  # a node's bytes hold its element
+        if size > self.MAX_BYTES // 16:
+            return  # huge messages: hashing them again is cheaper than holding them
+        if len(nodes) + len(new) > self.MAX_ENTRIES or self._node_bytes + size > self.MAX_BYTES:
+            nodes.clear()
+            self._node_bytes = 0
+        for previous, data, node in new:
+            nodes[previous, data] = node
+        self._node_bytes += size
 
     def written(self) -> None:
         """The fresh entries' blobs reached the pack (their event was appended)."""
@@ -271,6 +367,8 @@ class SplitMemo:
         self._known.clear()
         self._fresh.clear()
         self._bytes = 0
+        self.nodes.clear()
+        self._node_bytes = 0
 
 
 class Joiner:

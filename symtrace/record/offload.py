@@ -68,7 +68,9 @@ class WriterProcess:
         self._poll.register(self._in, select.POLLIN)
         self._lock = threading.Lock()
         self._seq = 0
-        self._pending: list[bytes] = []  # deferred frames (send(defer=True)), encoded
+        # Set in a forked child (at fork): checked per send instead of comparing os.getpid()
+        # with the owner's, a system call per frame.
+        self.inherited = False
         self.failure: dict[str, Any] | None = None
         self.cpu_at_exit: float | None = None
         try:
@@ -81,37 +83,33 @@ class WriterProcess:
             raise
 
     # -- sending ---------------------------------------------------------------------------
-    def send(self, frame: dict[str, Any], *, defer: bool = False) -> None:
-        """Ship *frame*; raise the first failure the writer process reported, if any.
-
-        *defer*: keep it (encoded, in order) to go with the next frame sent, in one write:
-        a call's frame need not reach the writer before an event does (nothing is written
-        for it alone), and one write per boundary call instead of two halves the system
-        calls and the writer's wake-ups."""
+    def send(self, *frames: dict[str, Any], poll: bool = True) -> None:
+        """Ship *frames*, in order, in one write; raise the first failure the writer process
+        reported, if any (*poll* False: unless already seen; the sink polls once per boundary
+        call, when it starts, see OffloadedSink.open_call)."""
         with self._lock:
             self._usable()
-            self._poll_failures()
-            self._pending.append(self._numbered(frame))
-            if not defer:
-                self._flush()
+            if poll:
+                self._poll_failures()
+            self._write(b"".join([self._numbered(frame) for frame in frames]))
 
-    def _flush(self) -> None:
-        data = b"".join(self._pending) if len(self._pending) > 1 else self._pending[0]
-        self._pending.clear()
+    def _write(self, data: bytes) -> None:
         try:
             write_all(self._out, data)
         except OSError as exc:  # EPIPE: the writer process is gone
             raise self._died() from exc
 
-    def request(self, frame: dict[str, Any], *, greeting: bool = False) -> dict[str, Any]:
-        """Ship *frame* and wait for its answer (its error raised, typed)."""
+    def request(self, frame: dict[str, Any], *before: dict[str, Any],
+                greeting: bool = False) -> dict[str, Any]:
+        """Ship *frame* (after the frames *before*, in the same write) and wait for its
+        answer (its error raised, typed)."""
         with self._lock:
             # not _usable(): a writer process that failed still answers (and releases the
             # bundle it holds); its answer is that failure
             self._owned()
-            self._pending.append(self._numbered(frame))
+            data = b"".join([self._numbered(f) for f in (*before, frame)])
             seq = frame["seq"]
-            self._flush()
+            self._write(data)
             deadline = time.monotonic() + START_TIMEOUT if greeting else None
             while True:
                 if deadline is not None and not self._poll.poll(
@@ -148,7 +146,7 @@ class WriterProcess:
             raise_error(self.failure["error"], f"the writer process (pid {self.pid})")
 
     def _owned(self) -> None:
-        if os.getpid() != self.owner:
+        if self.inherited:
             raise SessionError(
                 "this process was forked from a recording process: it cannot record into "
                 "its parent's bundle (record in the parent, or start a session of its own)"
@@ -287,6 +285,7 @@ def _forgotten_in_child() -> None:
         return
     null = os.open(os.devnull, os.O_RDWR)
     for process in _started:
+        process.inherited = True
         for fd in (process._out, process._in):
             with contextlib.suppress(OSError):
                 os.dup2(null, fd)  # not closed: the pipe's file objects still own the numbers
@@ -307,6 +306,7 @@ class OffloadedSink:
         self.process = process
         self.manifest = manifest  # the bundle's manifest as the program sees and edits it
         self._calls: dict[str, JSONValue] = {}  # calls shipped, not yet written: their request
+        self._held: list[dict[str, Any]] = []  # call frames not yet shipped (see emit)
         self._open = True
 
     @classmethod
@@ -328,21 +328,37 @@ class OffloadedSink:
 
     def open_call(self, ident: str, event_type: EventType, lane: str, request: JSONValue,
                   meta: dict[str, Any], dispatched_by: tuple[str, ...]) -> tuple[Edge, ...]:
-        self.process.send({"op": "call", "id": ident, "type": event_type.value, "lane": lane,
-                           "request": request, "meta": meta, "dispatched_by": dispatched_by},
-                          defer=True)  # goes with the next frame: its event, or another's
-        self._calls[ident] = request
+        # A failure the writer reported is raised here, before the call runs (its frame
+        # waits: see emit); emit does not poll again, a system call per boundary call less.
+        self.process.check()
+        self._held.append({"op": "call", "id": ident, "type": event_type.value, "lane": lane,
+                           "request": request, "meta": meta, "dispatched_by": dispatched_by})
         return ()  # derived in the writer process; the event takes them there
 
     def emit(self, event: Event) -> None:
+        """Ship *event* with the calls held since the last write, in one write: a call's
+        frame need not reach the writer before an event does (nothing is written for it
+        alone), and one write per boundary call halves the system calls and the writer's
+        wake-ups. The event of the last held call travels inside that call's frame (the
+        commonest case: a call's own event follows it), else in a frame of its own."""
         record = event.to_json()
-        request = self._calls.get(event.id, _NOT_A_CALL)
-        if request is not _NOT_A_CALL:
-            record["from_call"] = True  # it takes the parents its call got
+        held, self._held = self._held, []
+        for call in held:
+            self._calls[call["id"]] = call["request"]
+        request = self._calls.pop(event.id, _NOT_A_CALL)
+        frames = held
+        if request is not _NOT_A_CALL:  # it takes the parents its call gets
+            del record["parents"]
             if event.request is request:
                 del record["request"]  # not serialised twice
-        self.process.send({"op": "event", "event": record})
-        self._calls.pop(event.id, None)
+            if held and held[-1]["id"] == event.id:
+                held[-1]["event"] = record
+            else:
+                record["from_call"] = True
+                frames = [*held, {"op": "event", "event": record}]
+        else:
+            frames = [*held, {"op": "event", "event": record}]
+        self.process.send(*frames, poll=False)
 
     def adopt(self, event: Event) -> None:
         raise SessionError("replay writes its child bundle inline, never through a writer "
@@ -355,13 +371,15 @@ class OffloadedSink:
     def complete(self, *, exit_code: int | None, value: JSONValue, status: str,
                  error: str | None = None) -> None:
         self._open = False
+        held, self._held = self._held, []
         self.process.request({"op": "complete", "manifest": self.manifest,
                               "exit_code": exit_code, "value": value, "status": status,
-                              "error": error})
+                              "error": error}, *held)
 
     def close(self) -> None:
         self._open = False
-        self.process.request({"op": "close"})
+        held, self._held = self._held, []
+        self.process.request({"op": "close"}, *held)
 
     def abort(self) -> None:
         self._open = False

@@ -6,9 +6,10 @@ It reads frames (symtrace/record/frames.py) from stdin and applies them in order
 same `GraphBuilder`, `BundleWriter` and `complete_bundle` a session uses inline, so the bundle
 is byte-identical: `reopen` (a new recording: the bundle, the redactor's secrets), `call` (a
 call started: its parents are derived now, from the graph's state at request time, and kept
-by event id), `event` (an event to write; one of a call takes that call's parents, and its
-request unless it carries another), `complete` / `close` / `abort` (answered), `ready`
-(answered: the bundle is open and locked), `hello` (answered: the process runs).
+by event id; it may carry the call's own event, written at once), `event` (an event to
+write; one of a call takes that call's parents, and its request unless it carries
+another), `complete` / `close` / `abort` (answered), `ready` (answered: the bundle is open
+and locked), `hello` (answered: the process runs).
 
 It runs in a session of its own and ignores SIGINT, so Ctrl-C or a signal to the program's
 process group does not cut a write short. At end of file (the program ended, or was killed)
@@ -88,15 +89,21 @@ class Recording:
             ident, EventType(frame["type"]), frame["lane"], request, frame["meta"],
             dispatched_by=tuple(frame["dispatched_by"]),
         )
-        self.calls[ident] = (parents, request)
+        data = frame.get("event")
+        if data is None:
+            self.calls[ident] = (parents, request)
+        else:  # the call's own event came with it
+            self._write(Event.from_parts(data, parents, data.get("request", request)))
 
     def op_event(self, frame: dict[str, Any]) -> None:
         data = frame["event"]
-        event = Event.from_json(data)
         if data.get("from_call"):  # the parents (and maybe the request) of its call
-            parents, request = self.calls.pop(event.id)
-            event = event.evolve(parents=parents,
-                                 request=request if "request" not in data else event.request)
+            parents, request = self.calls.pop(data["id"])
+            self._write(Event.from_parts(data, parents, data.get("request", request)))
+        else:
+            self._write(Event.from_json(data))
+
+    def _write(self, event: Event) -> None:
         self._writer().write_event(event)
         self.graph.completed(event)
 

@@ -238,3 +238,70 @@ def test_an_event_that_fails_after_splitting_leaves_no_blob_unwritten(tmp_path):
     want = reference_files(kept)
     for name in FILES:
         assert (tmp_path / "b" / name).read_bytes() == want[name], name
+
+
+# -- the chain node table: growing conversations re-send every node -----------------------------
+def conversation(seed: int, count: int = 40) -> list[Event]:
+    """Calls of conversations that only grow (the node table's case), with tool calls,
+    non-str values, in-place edits and now and then a sliding window or a new conversation."""
+    rng = random.Random(seed)
+    history = [message(rng) for _ in range(3)]
+    out = []
+    for n in range(count):
+        history.append(message(rng))
+        if rng.random() < 0.1:
+            history[rng.randrange(len(history))]["content"] = text(rng)
+        if rng.random() < 0.1:
+            history.append({"role": "tool", "content": rng.choice([None, 3, 2.5, True, [1]])})
+        if rng.random() < 0.05:
+            history = [*history[:1], message(rng)]  # a new conversation, same system message
+        window = history if rng.random() < 0.8 else history[:1] + history[-4:]
+        out.append(Event(
+            id=f"agent_action_{n:04d}", position=n, type=EventType.AGENT_ACTION, lane="main",
+            request={"body": {"model": "m", "messages": [dict(m) for m in window]}},
+            request_hash=f"sha256:{n:064x}", response={"text": text(rng)},
+            content_hash=f"sha256:{n + 2:064x}",
+        ))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_chain_nodes_found_in_the_node_table_change_no_byte(tmp_path, seed):
+    drawn = conversation(seed)
+    writer = BundleWriter(tmp_path / "b", {"kind": "recording"}, redactor=Redactor(())).open()
+    for event in drawn:
+        writer.write_event(event)
+    assert writer._split_memo.nodes  # the table was used: the test can fail
+    writer.close()
+    want = reference_files(drawn)
+    for name in FILES:
+        assert (tmp_path / "b" / name).read_bytes() == want[name], name
+
+
+def test_a_node_found_in_the_table_is_only_as_clean_as_its_element():
+    """A node found in the node table is stored as known clean only when its element was
+    found in the element memo (checked with an earlier event): a message the memo does not
+    hold (one with a non-str value) is read by the redaction check on every event, and does
+    not keep the others from being found (a list cannot be a key)."""
+    from symtrace.bundle import blobs
+
+    memo = blobs.SplitMemo()
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"},
+                {"role": "tool", "content": None}, {"role": "user", "content": "v"},
+                {"role": "tool", "content": ["x"]}]
+    clean_flags: list[list[bool]] = []
+    for _ in range(3):
+        flags: list[bool] = []
+
+        def keep(ref: str, data: bytes, known_clean: bool = False,
+                 into: list[bool] = flags) -> None:
+            if data.startswith(b'{"$i":'):
+                into.append(known_clean)
+
+        memo.begin()
+        blobs.split({"messages": [dict(m) for m in messages]}, keep, memo)
+        memo.written()
+        clean_flags.append(flags)
+    assert memo.nodes  # the second and third splits found their nodes there
+    assert clean_flags[0] == [False] * 5
+    assert clean_flags[1] == clean_flags[2] == [True, True, False, True, False]

@@ -11,8 +11,10 @@ import pytest
 
 from symtrace.bundle.writer import BundleWriter, wait_unlocked
 from symtrace.errors import BundleWriteError, RedactionError, UsageError
+from symtrace.model.events import Edge, EdgeKind, Event, EventType
 from symtrace.model.redaction import Redactor
 from symtrace.record import frames, sinks
+from symtrace.record.offload import OffloadedSink
 from symtrace.record.writer_process import Recording
 
 
@@ -91,3 +93,79 @@ def test_the_frame_reader_reads_bursts_and_frames_larger_than_its_chunk():
     sender.join()
     os.close(read)
     assert got == [0, 1, 2, 3]  # then a torn frame: end of file
+
+
+class _Pipe:
+    """Stands for a WriterProcess: what the sink sends, write by write."""
+
+    def __init__(self) -> None:
+        self.writes: list[list[dict]] = []
+        self.checks = 0
+
+    def check(self) -> None:
+        self.checks += 1
+
+    def send(self, *frames_: dict, poll: bool = True) -> None:
+        self.writes.append([dict(f, event=dict(f["event"])) if "event" in f else dict(f)
+                            for f in frames_])
+
+
+def _event(ident: str, request, parents=()) -> Event:
+    return Event(id=ident, position=0, type=EventType.AGENT_ACTION, lane="main",
+                 parents=parents, request=request, response={"r": ident}).with_hashes()
+
+
+def test_a_call_s_own_event_travels_in_its_frame_and_others_in_their_own():
+    """One write per event; a call's frame waits for the next write; the event of the last
+    waiting call goes inside that call's frame, any other names its call (from_call)."""
+    pipe = _Pipe()
+    sink = OffloadedSink(pipe, {})  # type: ignore[arg-type]
+    a, b = {"a": 1}, {"b": 2}
+    sink.open_call("agent_action_0000", EventType.AGENT_ACTION, "main", a, {}, ())
+    sink.open_call("agent_action_0001", EventType.AGENT_ACTION, "main", b, {}, ())
+    assert pipe.writes == [] and pipe.checks == 2  # polled as each call starts
+    sink.emit(_event("agent_action_0000", a))
+    [call_a, call_b, event_a] = pipe.writes[-1]
+    assert [call_a["op"], call_b["op"], event_a["op"]] == ["call", "call", "event"]
+    assert "event" not in call_a and "event" not in call_b
+    assert event_a["event"]["from_call"] and "request" not in event_a["event"]
+    assert "parents" not in event_a["event"]  # the writer gives it its call's
+    sink.emit(_event("agent_action_0001", {"b": 2}))  # an equal request, not the same object
+    [event_b] = pipe.writes[-1]
+    assert event_b["event"]["request"] == {"b": 2} and event_b["event"]["from_call"]
+    sink.open_call("agent_action_0002", EventType.AGENT_ACTION, "main", a, {}, ())
+    sink.emit(_event("agent_action_0002", a))
+    [call_c] = pipe.writes[-1]
+    assert call_c["op"] == "call" and call_c["request"] is a
+    assert "request" not in call_c["event"] and "from_call" not in call_c["event"]
+    sink.emit(_event("tool_result_0000", None, (Edge("x", EdgeKind.DATA),)))
+    [result] = pipe.writes[-1]  # not of a call: its own parents
+    assert result["event"]["parents"] == [{"source": "x", "kind": "data"}]
+
+
+def test_the_writer_applies_a_call_carrying_its_event_like_a_call_then_its_event(tmp_path):
+    """Same parents, same request, same bundle bytes, whichever way the event came."""
+    def record(root, combined: bool) -> bytes:
+        BundleWriter(root, {"kind": "recording"}, redactor=Redactor()).open().close()
+        recording = Recording()
+        recording.apply({"op": "reopen", "seq": 1, "path": str(root), "named": []})
+        for n in range(3):
+            ident = f"agent_action_000{n}"
+            request = {"messages": [{"role": "user", "content": f"say {k}"}
+                                    for k in range(n + 1)]}
+            call = {"op": "call", "seq": 2, "id": ident, "type": "agent_action",
+                    "lane": "main", "request": request, "meta": {}, "dispatched_by": []}
+            record = _event(ident, request).to_json()
+            del record["parents"], record["request"]
+            record["position"] = n
+            if combined:
+                recording.apply({**call, "event": record})
+            else:
+                recording.apply(call)
+                recording.apply({"op": "event", "seq": 3, "event": {**record, "from_call": True}})
+        assert recording.failure is None
+        recording.apply({"op": "close", "seq": 9})
+        return (root / "events.jsonl").read_bytes()
+
+    combined, apart = record(tmp_path / "c", True), record(tmp_path / "s", False)
+    assert combined == apart and b'"parents":[{"kind":"control"' in combined

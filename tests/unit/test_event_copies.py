@@ -1,0 +1,51 @@
+"""Event copies and the writer process's construction path equal the dataclass definitions."""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+
+import orjson
+import pytest
+
+from symtrace.bundle.blobs import Joiner
+from symtrace.bundle.lazy import LazyEvent
+from symtrace.model.events import Edge, EdgeKind, Event, EventType
+
+EVENT = Event(id="agent_action_0001", position=3, type=EventType.AGENT_ACTION, lane="main",
+              agent="a", reason="r", parents=(Edge("tool_result_0000", EdgeKind.DATA),),
+              request={"body": {"x": 1}}, response={"ok": True},
+              meta={"completed": 2}).with_hashes()
+OTHER = Event(id="tool_call_0007", position=8, type=EventType.TOOL_CALL, lane="side",
+              agent="b", reason="s", parents=(Edge("agent_action_0000", EdgeKind.CONTROL),),
+              request=[1], request_hash="h1", response="r", response_hash="h2",
+              meta={"m": 1}, content_hash="h3")
+
+
+@pytest.mark.parametrize("name", [f.name for f in fields(Event)])
+def test_evolve_changes_exactly_the_field_it_names(name):
+    """Each field, changed alone, is the dataclass's replace (the copy is generated per field)."""
+    changed = EVENT.evolve(**{name: getattr(OTHER, name)})
+    assert type(changed) is Event
+    assert changed == replace(EVENT, **{name: getattr(OTHER, name)})
+    assert [getattr(changed, f.name) for f in fields(Event) if f.name != name] == [
+        getattr(EVENT, f.name) for f in fields(Event) if f.name != name]
+
+
+def test_evolve_of_a_lazy_event_reads_and_writes_through_its_properties():
+    """A LazyEvent's copy takes the joined request and the request it was given."""
+    data = orjson.loads(orjson.dumps(EVENT.to_json()))
+    lazy = LazyEvent.of(data, Joiner(lambda ref: None))
+    copy = lazy.evolve(position=9)
+    assert type(copy) is LazyEvent and copy.position == 9 and copy.request == EVENT.request
+    assert lazy.evolve(request={"y": 2}).request == {"y": 2}
+
+
+def test_from_parts_is_from_json_with_the_parents_and_request_given_apart():
+    """The writer process's one-step construction equals parsing then copying."""
+    data = EVENT.to_json()
+    del data["parents"], data["request"]
+    parents = (Edge("x", EdgeKind.CONTROL),)
+    built = Event.from_parts(data, parents, {"sent": "once"})
+    assert built == replace(EVENT, parents=parents, request={"sent": "once"})
+    with pytest.raises(KeyError):
+        Event.from_parts({k: v for k, v in data.items() if k != "lane"}, parents, None)
