@@ -109,7 +109,10 @@ def _object_bytes(value: dict[str, Any], store: Store, memo: SplitMemo | None) -
 
 def _split_list(value: list[Any], store: Store, memo: SplitMemo | None) -> JSONValue:
     if len(value) >= CHAIN_MIN_ITEMS:
-        if memo is not None and set(map(type, value)) == _DICT:  # one C-level pass
+        kinds = set(map(type, value))  # one C-level pass
+        if kinds <= _SCALARS:  # numbers (an embedding): nothing to split, not a call each
+            return value
+        if memo is not None and kinds == _DICT:
             return _memo_chain(value, store, memo)
         if all(isinstance(item, dict) for item in value):
             return _chain(_split_items(value, store, memo), store)
