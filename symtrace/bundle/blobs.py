@@ -141,7 +141,7 @@ def _split_subclass(value: JSONValue, store: Store, memo: SplitMemo | None) -> J
 
 
 def _blob(data: bytes, store: Store) -> JSONValue:
-    ref = sha256_ref(data)
+    ref = "sha256:" + hashlib.sha256(data).hexdigest()  # seal.sha256_ref, one call less
     store(ref, data)
     return {REF_KEY: ref}
 
@@ -165,14 +165,15 @@ def _memo_chain(items: list[dict[str, Any]], store: Store, memo: SplitMemo) -> J
     previous call, found by a dict lookup instead of formatted and hashed. Once a node is new
     every later one is too (its previous ref is new); they are put in the table when the
     chain looks like such a conversation (SplitMemo.holds_nodes)."""
+    keys = list(map(tuple, map(dict.items, items)))
     try:
-        found = list(map(memo.get, map(tuple, map(dict.items, items))))
-    except TypeError:  # an element holding a list or an object: see _split_item
-        found = [None] * len(items)
+        found = list(map(memo.get, keys))
+    except TypeError:  # an element holding a list or an object: the others may be found
+        found = [_found(memo, key) for key in keys]
     elements: list[tuple[bytes, bool]] = []
-    for item, known in zip(items, found, strict=True):
+    for item, key, known in zip(items, keys, found, strict=True):
         if known is None:
-            elements.append(_split_item(item, store, memo))
+            elements.append((_split_message(item, key, store, memo), False))
             continue
         for blob_ref, blob in known[1]:  # made by an event not yet known to be in the pack
             store(blob_ref, blob)  # the writer skips refs already in its pack
@@ -203,6 +204,13 @@ def _memo_chain(items: list[dict[str, Any]], store: Store, memo: SplitMemo) -> J
     return {CHAIN_KEY: ref}
 
 
+def _found(memo: SplitMemo, key: _MemoKey) -> _Split | None:
+    try:
+        return memo.get(key)
+    except TypeError:  # an element holding a list or an object: see _split_item
+        return None
+
+
 def _split_item(item: dict[str, Any], store: Store, memo: SplitMemo | None) -> tuple[bytes, bool]:
     """The canonical bytes of one list element, split (what its chain node holds), and
     whether they are known clean (memoised: written before)."""
@@ -220,19 +228,38 @@ def _split_item(item: dict[str, Any], store: Store, memo: SplitMemo | None) -> t
         for ref, blob in known[1]:
             store(ref, blob)  # the writer skips refs already in its pack
         return known[0], True
+    return _split_message(item, key, store, memo), False
+
+
+def _split_message(item: dict[str, Any], key: _MemoKey, store: Store, memo: SplitMemo) -> bytes:
+    """The canonical bytes of an object not in the memo (*key*: its items), split, and put
+    in the memo when its every value is a str (the only objects it holds). For those,
+    _split_object's steps are taken here directly: each str of 128 characters or more
+    becomes a blob, then the object if its bytes are 128 or more, or if its only key is
+    reserved (the blobs are kept in the order _split_object stores them)."""
     for value in item.values():
         if type(value) is not str:
-            return _object_bytes(item, store, memo), False
+            return _object_bytes(item, store, memo)
+    sha256 = hashlib.sha256
     stored: list[tuple[str, bytes]] = []
-
-    def keep(ref: str, blob: bytes, known_clean: bool = False) -> None:
-        stored.append((ref, blob))
-
-    data = _object_bytes(item, keep, None)
+    inner = item
+    for name, value in item.items():
+        if len(value) >= BLOB_MIN_BYTES:
+            blob = canon(value)
+            ref = "sha256:" + sha256(blob).hexdigest()
+            stored.append((ref, blob))
+            if inner is item:
+                inner = dict(item)
+            inner[name] = {REF_KEY: ref}
+    data = canon(inner)
+    if len(data) >= BLOB_MIN_BYTES or (len(item) == 1 and next(iter(item)) in RESERVED):
+        ref = "sha256:" + sha256(data).hexdigest()
+        stored.append((ref, data))
+        data = canon({REF_KEY: ref})
     memo.put(key, (data, tuple(stored)), len(data) + sum(len(blob) for _, blob in stored))
     for ref, blob in stored:
         store(ref, blob)
-    return data, False
+    return data
 
 
 def _chain(items: list[tuple[bytes, bool]], store: Store) -> JSONValue:

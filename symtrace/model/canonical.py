@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import orjson
@@ -155,9 +156,9 @@ def json_strings(value: object) -> list[str] | None:
     as it is (`as_json_value` would return it uncopied); None when it is not.
 
     One walk for the two things recording needs of a parsed request: whether it must be
-    converted, and the strings redaction searches (`Redactor.scrub(value, strings)`). *value*
-    must be a tree, as a parser returns it (like `Redactor.scrub`, the walk follows every
-    reference: a cycle would never end)."""
+    converted, and the strings redaction searches (`Redactor.scrub(value, strings)`), in no
+    particular order. *value* must be a tree, as a parser returns it (like `Redactor.scrub`,
+    the walk follows every reference: a cycle would never end)."""
     strings: list[str] = []
     stack = [value]
     while stack:
@@ -169,15 +170,34 @@ def json_strings(value: object) -> list[str] | None:
             strings.extend(item)  # keys, checked all at once below
             stack.extend(item.values())
         elif kind is list:
+            if len(item) > _BULK:  # messages, stream chunks: typed in C, not item by item
+                kinds = set(map(type, item))
+                if kinds == _STR:
+                    strings.extend(item)
+                    continue
+                if kinds == _DICT:
+                    strings.extend(chain.from_iterable(item))  # their keys
+                    values = list(chain.from_iterable(map(dict.values, item)))
+                    if set(map(type, values)) <= _STR:
+                        strings.extend(values)
+                    else:
+                        stack.extend(values)
+                    continue
             stack.extend(item)
         elif kind is float:
             if item.is_integer() or not math.isfinite(item):
                 return None
         elif not (item is None or kind is bool or kind is int):
             return None
-    if not set(map(type, strings)) <= {str}:  # a non-string key (one C pass, not one per key)
+    if not set(map(type, strings)) <= _STR:  # a non-string key (one C pass, not one per key)
         return None
     return strings
+
+
+# json_strings types the items of a list longer than this at once (shorter: set() costs more).
+_BULK = 4
+_STR = frozenset({str})
+_DICT = frozenset({dict})
 
 
 def canonical_http_request(

@@ -281,12 +281,14 @@ def test_chain_nodes_found_in_the_node_table_change_no_byte(tmp_path, seed):
 def test_a_node_found_in_the_table_is_only_as_clean_as_its_element():
     """A node found in the node table is stored as known clean only when its element was
     found in the element memo (checked with an earlier event): a message the memo does not
-    hold (here one with a non-str value) is read by the redaction check on every event."""
+    hold (one with a non-str value) is read by the redaction check on every event, and does
+    not keep the others from being found (a list cannot be a key)."""
     from symtrace.bundle import blobs
 
     memo = blobs.SplitMemo()
     messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"},
-                {"role": "tool", "content": None}, {"role": "user", "content": "v"}]
+                {"role": "tool", "content": None}, {"role": "user", "content": "v"},
+                {"role": "tool", "content": ["x"]}]
     clean_flags: list[list[bool]] = []
     for _ in range(3):
         flags: list[bool] = []
@@ -301,5 +303,5 @@ def test_a_node_found_in_the_table_is_only_as_clean_as_its_element():
         memo.written()
         clean_flags.append(flags)
     assert memo.nodes  # the second and third splits found their nodes there
-    assert clean_flags[0] == [False] * 4
-    assert clean_flags[1] == clean_flags[2] == [True, True, False, True]
+    assert clean_flags[0] == [False] * 5
+    assert clean_flags[1] == clean_flags[2] == [True, True, False, True, False]

@@ -7,6 +7,7 @@ the fresh one, not the remembered one.
 
 from __future__ import annotations
 
+import random
 import sys
 from importlib import metadata
 
@@ -126,6 +127,26 @@ def test_redaction_memo_is_per_redactor_and_bounded(monkeypatch):
     for i in range(10):
         plain.scrub({"t": f"text number {i}"})
     assert len(plain._clean) <= 3
+
+
+def test_redaction_memo_remembers_a_batch_as_one_by_one(monkeypatch):
+    """A call's new clean texts are remembered at once when that changes nothing: the memo
+    (entries, characters, clearings, texts too long to keep) ends as remembering them one by
+    one leaves it, across bounds small enough to be crossed."""
+    from symtrace.model import redaction
+
+    monkeypatch.setattr(redaction, "CLEAN_ENTRIES", 40)
+    monkeypatch.setattr(redaction, "CLEAN_CHARS", 900)
+    monkeypatch.setattr(redaction, "CLEAN_MAX_TEXT", 120)
+    rng = random.Random(3)
+    batch, single = redaction.Redactor(), redaction.Redactor()
+    for _ in range(400):
+        texts = [f"t{rng.randrange(60)} " * rng.randint(0, 35) for _ in range(rng.randint(1, 12))]
+        batch._remember_all_clean(texts)
+        for text in texts:
+            single._remember_clean(text)
+        assert batch._clean == single._clean and list(batch._clean) == list(single._clean)
+        assert batch._clean_chars == single._clean_chars
 
 
 # -- end to end: a message edited in place between calls ----------------------------------

@@ -15,6 +15,7 @@ import string
 import pytest
 
 from symtrace.errors import RedactionError
+from symtrace.model import redaction
 from symtrace.model.redaction import Redactor
 
 SECRET = "tok3n-value-1234"
@@ -33,20 +34,48 @@ def reference(redactor: Redactor, text: str) -> tuple[int, int] | None:
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_the_prefilter_never_hides_a_match(seed):
+@pytest.mark.parametrize("pieces", [6, 24], ids=["short", "long"])  # both sides of _SHORT_TEXT
+def test_the_prefilter_never_hides_a_match(seed, pieces):
     redactor = Redactor((("MY_TOKEN", SECRET),))
     rng = random.Random(seed)
     alphabet = string.ascii_letters + string.digits + " _-\"?&;:[]é"
-    for _ in range(3000):
+    lengths = []
+    for _ in range(3000 if pieces == 6 else 600):
         parts = []
-        for _ in range(rng.randint(0, 6)):
+        for _ in range(rng.randint(0, pieces)):
             parts.append("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 25))))
             if rng.random() < 0.4:
                 parts.append(rng.choice(FRAGMENTS))
                 parts.append("".join(rng.choice(string.ascii_letters) for _ in range(24)))
         text = "".join(parts)
+        lengths.append(len(text))
         found = redactor._search(text)
         assert (found.span() if found else None) == reference(redactor, text), text
+    long = sum(n >= redaction._SHORT_TEXT for n in lengths)
+    assert long > len(lengths) // 2 if pieces == 24 else len(lengths) - long > len(lengths) // 2
+
+
+def test_the_prefilters_prefix_searches_are_the_word_start_prefixes():
+    """Short texts look for each prefix, longer ones run the compiled searches: both must
+    find exactly `_WORD_START_PREFIXES` (a prefix dropped from one would hide its secrets)."""
+    prefixes = set(redaction._WORD_START_PREFIXES)
+    assert [p for p, _ in redaction._WORD_START_LITERALS] == list(redaction._WORD_START_PREFIXES)
+    for prefix, search in redaction._WORD_START_LITERALS:
+        assert search(f"x {prefix}").span() == (2, 2 + len(prefix))
+    # every string of the prefixes' lengths over their characters, found by the searches
+    chars = sorted(set("".join(prefixes)) | set(string.ascii_lowercase))
+    found = set()
+    for search in redaction._WORD_START_SEARCHES:
+        for prefix in prefixes:
+            match = search(prefix)
+            if match is not None and match.span() == (0, len(prefix)):
+                found.add(prefix)
+        for a in chars:  # what a class could match besides: gh?_
+            for candidate in (f"gh{a}_", f"sk{a}", f"xo{a}"):
+                match = search(candidate)
+                if match is not None:
+                    assert match.group() in prefixes, candidate
+    assert found == prefixes
 
 
 def test_an_asyncio_lane_name_is_not_a_candidate_secret():

@@ -27,6 +27,7 @@ from symtrace.boundaries.http.exchange import (
     kept_headers,
 )
 from symtrace.errors import CanonicalizationError, RedactionError
+from symtrace.model import canonical
 from symtrace.model.canonical import as_json_value, canonical_bytes, json_strings, to_json_value
 from symtrace.model.hashing import digest
 from symtrace.model.llm_wire import normalise_echoed_ids
@@ -138,6 +139,40 @@ def test_json_strings_are_every_key_and_string_of_canonical_data(seed):
             assert strings is None  # the caller converts it, then walks it again
     assert json_strings({1: "a"}) is None
     assert json_strings({"a": [1.0]}) is None and json_strings({"a": [1.5]}) == ["a"]
+
+
+def long_list(rng: random.Random) -> list[Any]:
+    """A list longer than json_strings types item by item: strings (stream chunks), objects
+    (messages), and the odd item that spoils either (a float, a subclass, a non-string key)."""
+    size = rng.randint(canonical._BULK + 1, 12)
+    roll = rng.random()
+    if roll < 0.3:
+        items: list[Any] = [leaf(rng, True) if rng.random() < 0.1 else f"chunk {i}"
+                            for i in range(size)]
+    elif roll < 0.8:
+        items = [{"role": "user", "content": f"turn {i}"} for i in range(size)]
+        for _ in range(rng.randint(0, 2)):
+            at = rng.randrange(size)
+            items[at] = {**items[at], rng.choice(["x", "content"]): value(rng, 2, True, True)}
+    else:
+        items = [value(rng, 2, True, True) for _ in range(size)]
+    if rng.random() < 0.15:
+        items[rng.randrange(size)] = rng.choice(
+            [{1: "a"}, Text("sub"), 2.0, {"k": {2: "b"}}, {"k": [1.0]}, (1, 2), Kind.ONE])
+    return items
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_json_strings_of_long_lists_are_every_key_and_string(seed):
+    rng = random.Random(seed)
+    for _ in range(500):
+        data = {"messages": long_list(rng), "nested": [long_list(rng)], "m": "x"}
+        strings = json_strings(data)
+        if _exact(data):
+            assert strings is not None
+            assert Counter(strings) == Counter(every_string(data))
+        else:
+            assert strings is None
 
 
 @pytest.mark.parametrize("bad", [
