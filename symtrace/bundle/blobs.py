@@ -161,7 +161,7 @@ def _memo_chain(items: list[dict[str, Any]], store: Store, memo: SplitMemo) -> J
     """_chain(_split_items(...)) for a list of plain objects, with a memo.
 
     The elements are looked up in the memo all at once (keys built and found by C-level
-    maps: a re-sent conversation is mostly hits); only misses go through _split_item. All
+    maps: a re-sent conversation is mostly hits); only misses go through _split_message. All
     elements are split before the first node is stored: the pack's order is _chain's. The
     nodes are looked up in the memo's node table by (previous ref, element bytes) while the
     chain so far was found there: a conversation that only grows re-sends every node of its
