@@ -54,9 +54,24 @@ def normalise(text: str) -> str:
     """*text* with every run of whitespace collapsed to one space, trimmed."""
     found = _normalised.get(text)
     if found is None:
-        found = " ".join(text.split())
+        found = _collapsed(text)
         _remember(_normalised, text, found)
     return found
+
+
+def _collapsed(text: str) -> str:
+    """`" ".join(text.split())`; an ASCII text whose only whitespace inside is single spaces
+    is that already once trimmed (found by a few character searches, not by splitting it
+    into words and joining them again: most texts are so)."""
+    flat = text.strip()
+    if flat.isascii() and "  " not in flat and not any(
+            space in flat for space in _ASCII_SPACES_BUT_SPACE):
+        return flat
+    return " ".join(text.split())
+
+
+# what str.split() and str.strip() split at among ASCII characters, but " "
+_ASCII_SPACES_BUT_SPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
 
 
 def fingerprint(kind: str, value: object) -> str | None:
@@ -176,7 +191,9 @@ def sentences(line: str) -> list[str]:
 
 def react_actions(text: str) -> list[dict[str, Any]]:
     """The `Action:` / `Action Input:` tool calls of a ReAct reply, as function dicts."""
-    actions = []
+    actions: list[dict[str, Any]] = []
+    if "Action" not in text:  # (the pattern's first word: most replies have none)
+        return actions
     for match in _REACT_ACTION.finditer(text):
         raw = match.group("input").strip().strip("`").strip()
         actions.append({"name": match.group("name").strip(), "arguments": raw})

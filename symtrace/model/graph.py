@@ -336,11 +336,16 @@ class GraphBuilder:
         self._lane_of[event.id] = event.lane
         echo = self._echoes.pop(event.id, None)
         # the request read when the call started (the same object), or computed again
+        producers, holding, ident = self._producers, self._holding, event.id
         for fp in produced(event, echo[1] if echo and echo[0] is event.request else None):
-            known = tuple(p for p in self._producers.get(fp, ()) if p != event.id)
-            self._producers[fp] = (*known[-(MAX_PRODUCERS - 1):], event.id)
-            for message in self._holding.get(fp, ()):
-                message.single = None  # its producers changed: resolve again when re-sent
+            known = producers.get(fp, ())
+            if ident in known:  # (a value it produced twice: it moves to the end)
+                known = tuple(p for p in known if p != ident)
+            producers[fp] = (*known[-(MAX_PRODUCERS - 1):], ident)
+            messages = holding.get(fp)
+            if messages:
+                for message in messages:
+                    message.single = None  # its producers changed: resolve again when re-sent
         for text in quoted_texts(event):
             self._quoted.add(text)
             self._quoted_by.append(event.id)

@@ -79,14 +79,15 @@ class QuoteIndex:
             maybe: set[int] = set()  # texts that may cover the space between two parts
             # per part: its hits, and those of the junction before it
             zones: list[tuple[set[int], AbstractSet[int]]] = []
-            in_part, junctions = self._in_part, self._junction
+            in_part = self._in_part
             keys, firsts, lasts = self._keys, self._firsts, self._lasts
             previous = None
+            crowded = False  # a zone (module docstring) may hold two texts or more
             for part in parts:  # one pass (inlined: it runs per message per call)
                 entry = in_part.get(part)
                 if entry is None:
                     entry = self._part_entry(part, lo, end)
-                start, stop, hits, first, last, words = entry
+                start, stop, hits, first, last, words, before, junction = entry
                 if stop < end or lo < start:  # texts added since it was last seen
                     if start <= lo <= stop:  # (usual: only texts added since, checked inline)
                         for i in range(stop, end):
@@ -98,26 +99,29 @@ class QuoteIndex:
                         self._check_part(entry, part, lo, end)
                 if hits:
                     found |= hits
-                junction_hits: AbstractSet[int] = _NONE
-                if previous is not None:
-                    pair = (previous, first)
-                    junction = junctions.get(pair)
-                    if junction is None:
-                        junction = self._entry(junctions, pair, lo)
-                    start, stop, junction_hits = junction
-                    if stop < end or lo < start:
-                        if start <= lo <= stop:  # (as above)
-                            space = f" {previous} {first} "
-                            for i in range(stop, end):
-                                head = firsts[i]
-                                if head is not None and (space in texts[i] or previous.endswith(
-                                        head) or first.startswith(lasts[i])):
-                                    junction_hits.add(i)
-                            junction[1] = end
-                        else:
-                            self._check_junction(junction, previous, first, lo, end)
-                    if junction_hits:
-                        maybe |= junction_hits
+                    if len(hits) > 1:
+                        crowded = True
+                if previous is None:
+                    zones.append((hits, _NONE))
+                    previous = last
+                    continue
+                if before != previous:  # (a conversation re-sends a message after the same one)
+                    junction = entry[7] = self._junction_entry(previous, first, lo)
+                    entry[6] = previous
+                start, stop, junction_hits, space = junction
+                if stop < end or lo < start:
+                    if start <= lo <= stop:  # (as above)
+                        for i in range(stop, end):
+                            head = firsts[i]
+                            if head is not None and (space in texts[i] or previous.endswith(
+                                    head) or first.startswith(lasts[i])):
+                                junction_hits.add(i)
+                        junction[1] = end
+                    else:
+                        self._check_junction(junction, previous, first, lo, end)
+                if junction_hits:
+                    maybe |= junction_hits
+                    crowded = True
                 zones.append((hits, junction_hits))
                 previous = last
             maybe -= found
@@ -126,15 +130,14 @@ class QuoteIndex:
                 found.update(i for i in maybe if texts[i] in haystack)
             if lo:
                 found = {i for i in found if i >= lo}
-            return found, self._near(found, zones)
+            return found, self._near(found, zones) if crowded else set()
 
     def _check_junction(self, entry: list[Any], last: str, first: str, lo: int, end: int
                         ) -> None:
         """Extend a junction entry to the texts [lo, end): those that could cover the space
         between a part ending in *last* and the next one starting with *first*."""
-        start, stop, hits = entry
+        start, stop, hits, junction = entry
         texts, firsts, lasts = self.texts, self._firsts, self._lasts
-        junction = f" {last} {first} "
         for i in _unchecked(start, stop, lo, end):
             head = firsts[i]
             if head is not None and (junction in texts[i] or last.endswith(head)
@@ -144,7 +147,7 @@ class QuoteIndex:
 
     def _check_part(self, entry: list[Any], part: str, lo: int, end: int) -> None:
         """Extend a part entry (_part_entry()) to the texts [lo, end)."""
-        start, stop, hits, _, _, words = entry
+        start, stop, hits, _, _, words, _, _ = entry
         texts, keys = self.texts, self._keys
         for i in _unchecked(start, stop, lo, end):
             key = keys[i]
@@ -168,14 +171,15 @@ class QuoteIndex:
         return near
 
     def _part_entry(self, part: str, lo: int, end: int) -> list[Any]:
-        """`[start, stop, hits, first word, last word, words]` of a new part, checked for the
-        texts [lo, end) (_entry()).
+        """`[start, stop, hits, first word, last word, words, before, junction]` of a new
+        part, checked for the texts [lo, end) (as _junction_entry()); *junction* is the entry
+        of the space after a part ending in the word *before* (the last one asked about).
 
-        A text inside the part has each of its inner words (all but its first and last,
-        which may be cut) inside the part: a search for its longest inner word (a short one,
-        fast to search for) passes over most texts without searching the part for them; with
-        many texts to check, a set of the part's words (dearer to build than a few searches)
-        makes that a lookup.
+        A text inside the part has each of its inner words (all but its first and last, which
+        may be cut) inside it: a search for its longest inner word (short, fast to search
+        for) passes over most texts without searching the part for them. With many texts to
+        check, a set of the part's words (*words*: dearer to build than a few searches) makes
+        that a lookup.
         """
         if len(self._in_part) >= MEMO_ENTRIES:
             self._in_part.clear()
@@ -185,18 +189,19 @@ class QuoteIndex:
         hits = {i for i in range(lo, end)
                 if (keys[i] is None or keys[i] in words) and texts[i] in part}
         entry = self._in_part[part] = [lo, end, hits, part.split(" ", 1)[0],
-                                       part.rsplit(" ", 1)[-1], words]
+                                       part.rsplit(" ", 1)[-1], words, None, None]
         return entry
 
-    @staticmethod
-    def _entry(memo: dict[Any, list[Any]], key: object, lo: int) -> list[Any]:
-        """`[start, stop, hits]`: the texts [start, stop) were checked for *key*, and *hits*
-        are those that passed."""
-        entry = memo.get(key)
+    def _junction_entry(self, last: str, first: str, lo: int) -> list[Any]:
+        """`[start, stop, hits, junction]` of the space between a part ending in *last* and
+        the next one starting with *first*: the texts [start, stop) were checked for it, and
+        *hits* are those that may cover it; *junction* is `" <last> <first> "`."""
+        memo = self._junction
+        entry = memo.get((last, first))
         if entry is None:
             if len(memo) >= MEMO_ENTRIES:
                 memo.clear()
-            entry = memo[key] = [lo, lo, set()]
+            entry = memo[last, first] = [lo, lo, set(), f" {last} {first} "]
         return entry
 
 

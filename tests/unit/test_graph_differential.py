@@ -363,3 +363,23 @@ def test_a_text_holding_the_unnesting_mark_is_asked_with_all_the_others():
     assert found == {0, 1, 2}
     assert 1 not in near  # "qq qq qq" is apart
     assert graph_module.own_quotes(index.texts, found, near, parts) == set(index.texts)
+
+
+@given(st.lists(st.sampled_from(
+    ["a", "b", ".", " ", "  ", "\t", "\n", "\x0b", "\x0c", "\r", "\x1c", "\x1d", "\x1e", "\x1f",
+     "\x85", "\u00a0", "\u2028", "\u3000", "\x00", "é"]), max_size=30).map("".join))
+def test_normalise_equals_splitting_and_joining(text):
+    """normalise() skips splitting an ASCII text already single-spaced inside: the same."""
+    dataflow._normalised.clear()
+    assert dataflow.normalise(text) == " ".join(text.split())
+    assert dataflow.normalise(text) == " ".join(text.split())  # memoised
+
+
+def test_normalise_equals_splitting_and_joining_for_every_character():
+    """Every character up to U+3000 (all whitespace str.split() knows is below it), alone
+    between two words, at either end, and doubled."""
+    for code in range(0x3001):
+        for text in (f"a{chr(code)}b", f"{chr(code)}a b", f"a b{chr(code)}",
+                     f"a{chr(code) * 2}b"):
+            dataflow._normalised.clear()
+            assert dataflow.normalise(text) == " ".join(text.split()), hex(code)

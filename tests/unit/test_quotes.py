@@ -41,3 +41,28 @@ def test_a_window_moved_up_past_a_part_then_back_checks_the_gap():
     index.add("b")
     assert index.quoted(["a b"], 1) == {1}
     assert index.quoted(["a b"], 0) == {0, 1}
+
+
+def test_a_part_after_another_part_checks_the_junction_it_has_now():
+    """A part keeps the junction entry of the part before it when last asked about (a
+    conversation re-sends it after the same message); after another part, it is that
+    junction that is checked."""
+    index = QuoteIndex()
+    assert index.quoted(["a b", "x y"]) == set()
+    spanning = index.add("d x y")  # covers the space between "c d" and "x y" only
+    assert index.quoted(["a b", "x y"]) == set()
+    assert index.quoted(["c d", "x y"]) == {spanning}
+    assert index.quoted(["a b", "x y"]) == set()
+
+
+def test_apart_texts_are_those_sharing_no_part_or_junction():
+    """quoted_apart(): texts in messages of their own are apart; a text inside another's
+    message, or one that may cover the space next to a message holding another, is near."""
+    index = QuoteIndex()
+    first, second, inner, spanning = (index.add(text) for text in (
+        "one two three", "four five six", "five six", "three four"))
+    assert index.quoted_apart(["one two three", "x", "four five six"]) == (
+        {first, second, inner}, {second, inner})
+    assert index.quoted_apart(["one two three", "four five"]) == (
+        {first, spanning}, {first, spanning})
+    assert index.quoted_apart(["one two three", "x y", "z"]) == ({first}, set())
