@@ -109,7 +109,10 @@ def _object_bytes(value: dict[str, Any], store: Store, memo: SplitMemo | None) -
 
 def _split_list(value: list[Any], store: Store, memo: SplitMemo | None) -> JSONValue:
     if len(value) >= CHAIN_MIN_ITEMS:
-        if memo is not None and set(map(type, value)) == _DICT:  # one C-level pass
+        kinds = set(map(type, value))  # one C-level pass
+        if kinds <= _SCALARS:  # numbers (an embedding): nothing to split, not a call each
+            return value
+        if memo is not None and kinds == _DICT:
             return _memo_chain(value, store, memo)
         if all(isinstance(item, dict) for item in value):
             return _chain(_split_items(value, store, memo), store)
@@ -158,7 +161,7 @@ def _memo_chain(items: list[dict[str, Any]], store: Store, memo: SplitMemo) -> J
     """_chain(_split_items(...)) for a list of plain objects, with a memo.
 
     The elements are looked up in the memo all at once (keys built and found by C-level
-    maps: a re-sent conversation is mostly hits); only misses go through _split_item. All
+    maps: a re-sent conversation is mostly hits); only misses go through _split_message. All
     elements are split before the first node is stored: the pack's order is _chain's. The
     nodes are looked up in the memo's node table by (previous ref, element bytes) while the
     chain so far was found there: a conversation that only grows re-sends every node of its

@@ -71,33 +71,37 @@ def event_line(record: dict[str, Any]) -> tuple[bytes, bytes]:
         return canon(record), canon(event_sums(record))
     parts: list[bytes] = []
     sums: list[str] = []
-    for key, prefix in _FIELD_PREFIXES:
+    dumps, sha256, cache = orjson.dumps, hashlib.sha256, _FIELD_CACHE  # locals: 13 per event
+    for key, prefix, repeated in _FIELD_PREFIXES:
         value = record[key]
-        known = _FIELD_CACHE.get(value) if type(value) is str or value is None else None
+        known = cache.get(value) if value is None or (repeated and type(value) is str) else None
         if known is None:
-            data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-            total = hashlib.sha256(data).hexdigest()[:SUM_HEX]
-            if key in _REPEATED_FIELDS and len(data) <= 256 and len(_FIELD_CACHE) < 4096:
-                _FIELD_CACHE[value] = (data, total)
+            data = dumps(value, option=_SORT_KEYS)
+            total = sha256(data).hexdigest()[:SUM_HEX]
+            if repeated and len(data) <= 256 and len(cache) < 4096:
+                cache[value] = (data, total)
         else:
             data, total = known
         parts += (prefix, data)
         sums.append(total)
     parts.append(b"}")
-    return b"".join(parts), canon(sums)
+    return b"".join(parts), dumps(sums)
 
 
 _EVENT_FIELD_SET = frozenset(EVENT_FIELDS)
-# `{"agent":` then `,"content_hash":`...: what precedes each field's value in the line.
-_FIELD_PREFIXES = tuple(
-    (key, (b"{" if index == 0 else b",") + canon(key) + b":")
-    for index, key in enumerate(EVENT_FIELDS)
-)
+_SORT_KEYS = orjson.OPT_SORT_KEYS
 # Fields whose values recur on every event of a run (a lane, an agent, an event type): their
 # bytes and sums are kept by value (a str or None) instead of serialised and hashed again;
-# bounded by entries and by the size of each (a sum depends on the value alone).
+# bounded by entries and by the size of each (a sum depends on the value alone). The others
+# (ids, hashes, positions, parents...) differ per event: not looked up, unless null.
 _REPEATED_FIELDS = frozenset(("agent", "lane", "reason", "type"))
 _FIELD_CACHE: dict[str | None, tuple[bytes, str]] = {}
+# `{"agent":` then `,"content_hash":`...: what precedes each field's value in the line, and
+# whether the field is one of _REPEATED_FIELDS.
+_FIELD_PREFIXES = tuple(
+    (key, (b"{" if index == 0 else b",") + canon(key) + b":", key in _REPEATED_FIELDS)
+    for index, key in enumerate(EVENT_FIELDS)
+)
 
 
 def manifest_leaves(manifest: dict[str, Any], prefix: str = "") -> dict[str, Any]:

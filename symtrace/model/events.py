@@ -116,7 +116,8 @@ class Event:
         }
         if meta is not None:
             changes["meta"] = meta
-        return self.evolve(**changes)
+        # the field names are known good: the copy without evolve's checks
+        return _evolved(self, changes) if type(self) is Event else self.evolve(**changes)
 
     def evolve(self, **changes: Any) -> Event:
         """`dataclasses.replace` for events, without its generic machinery (every recorded

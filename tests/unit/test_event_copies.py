@@ -49,3 +49,12 @@ def test_from_parts_is_from_json_with_the_parents_and_request_given_apart():
     assert built == replace(EVENT, parents=parents, request={"sent": "once"})
     with pytest.raises(KeyError):
         Event.from_parts({k: v for k, v in data.items() if k != "lane"}, parents, None)
+
+
+def test_with_hashes_is_a_copy_with_the_hashes_and_meta_given():
+    """Hashes computed or taken as given, meta replaced, nothing else changed."""
+    plain = replace(EVENT, request_hash=None, response_hash=None, content_hash="")
+    hashed = plain.with_hashes(EVENT.request_hash, meta={"k": 1},
+                               response_hash=EVENT.response_hash)
+    assert type(hashed) is Event
+    assert hashed == replace(EVENT, meta={"k": 1}) == replace(plain.with_hashes(), meta={"k": 1})
