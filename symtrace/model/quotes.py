@@ -90,10 +90,15 @@ class QuoteIndex:
                 start, stop, hits, first, last, words, before, junction = entry
                 if stop < end or lo < start:  # texts added since it was last seen
                     if start <= lo <= stop:  # (usual: only texts added since, checked inline)
-                        for i in range(stop, end):
-                            key = keys[i]
-                            if (key is None or key in words) and texts[i] in part:
-                                hits.add(i)
+                        if stop == end - 1:  # (one text added since the last call: no loop)
+                            key = keys[stop]
+                            if (key is None or key in words) and texts[stop] in part:
+                                hits.add(stop)
+                        else:
+                            for i in range(stop, end):
+                                key = keys[i]
+                                if (key is None or key in words) and texts[i] in part:
+                                    hits.add(i)
                         entry[1] = end
                     else:
                         self._check_part(entry, part, lo, end)
@@ -111,11 +116,17 @@ class QuoteIndex:
                 start, stop, junction_hits, space = junction
                 if stop < end or lo < start:
                     if start <= lo <= stop:  # (as above)
-                        for i in range(stop, end):
-                            head = firsts[i]
-                            if head is not None and (space in texts[i] or previous.endswith(
-                                    head) or first.startswith(lasts[i])):
-                                junction_hits.add(i)
+                        if stop == end - 1:
+                            head = firsts[stop]
+                            if head is not None and (space in texts[stop] or previous.endswith(
+                                    head) or first.startswith(lasts[stop])):
+                                junction_hits.add(stop)
+                        else:
+                            for i in range(stop, end):
+                                head = firsts[i]
+                                if head is not None and (space in texts[i] or previous.endswith(
+                                        head) or first.startswith(lasts[i])):
+                                    junction_hits.add(i)
                         junction[1] = end
                     else:
                         self._check_junction(junction, previous, first, lo, end)
