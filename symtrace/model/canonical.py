@@ -160,6 +160,7 @@ def json_strings(value: object) -> list[str] | None:
     particular order. *value* must be a tree, as a parser returns it (like `Redactor.scrub`,
     the walk follows every reference: a cycle would never end)."""
     strings: list[str] = []
+    keys: list[str] = []  # only a key may not be a str: all checked at once, at the end
     stack = [value]
     while stack:
         item = stack.pop()
@@ -167,7 +168,7 @@ def json_strings(value: object) -> list[str] | None:
         if kind is str:
             strings.append(item)
         elif kind is dict:
-            strings.extend(item)  # keys, checked all at once below
+            keys.extend(item)
             stack.extend(item.values())
         elif kind is list:
             if len(item) > _BULK:  # messages, stream chunks: typed in C, not item by item
@@ -176,7 +177,7 @@ def json_strings(value: object) -> list[str] | None:
                     strings.extend(item)
                     continue
                 if kinds == _DICT:
-                    strings.extend(chain.from_iterable(item))  # their keys
+                    keys.extend(chain.from_iterable(item))
                     values = list(chain.from_iterable(map(dict.values, item)))
                     if set(map(type, values)) <= _STR:
                         strings.extend(values)
@@ -189,8 +190,9 @@ def json_strings(value: object) -> list[str] | None:
                 return None
         elif not (item is None or kind is bool or kind is int):
             return None
-    if not set(map(type, strings)) <= _STR:  # a non-string key (one C pass, not one per key)
+    if not set(map(type, keys)) <= _STR:  # a non-string key (one C pass, not one per key)
         return None
+    strings.extend(keys)
     return strings
 
 

@@ -60,18 +60,21 @@ def normalise(text: str) -> str:
 
 
 def _collapsed(text: str) -> str:
-    """`" ".join(text.split())`; an ASCII text whose only whitespace inside is single spaces
-    is that already once trimmed (found by a few character searches, not by splitting it
-    into words and joining them again: most texts are so)."""
+    """`" ".join(text.split())`; an ASCII text single-spaced inside is that already once
+    trimmed (found by a few character searches, not by splitting it into words and joining
+    them again: most texts are so)."""
     flat = text.strip()
-    if flat.isascii() and "  " not in flat and not any(
-            space in flat for space in _ASCII_SPACES_BUT_SPACE):
-        return flat
-    return " ".join(text.split())
+    return flat if _single_spaced(flat) else " ".join(text.split())
 
 
-# what str.split() and str.strip() split at among ASCII characters, but " "
-_ASCII_SPACES_BUT_SPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
+def _single_spaced(text: str) -> bool:
+    """Whether *text* is ASCII and its only whitespace is single spaces (the ASCII characters
+    str.split() splits at, searched for one by one: each search is a fast C scan)."""
+    return text.isascii() and not (
+        "\n" in text or "\t" in text or "\r" in text or "\x0b" in text or "\x0c" in text
+        or "\x1c" in text or "\x1d" in text or "\x1e" in text or "\x1f" in text
+        or "  " in text)
+
 
 
 def fingerprint(kind: str, value: object) -> str | None:
@@ -181,6 +184,12 @@ def _part_fps(text: str) -> list[str]:
 
 def sentences(line: str) -> list[str]:
     """*line* split after each sentence mark followed by whitespace (the whitespace dropped)."""
+    if "!" not in line and "?" not in line and _single_spaced(line):
+        # the only sentence ends are ". " (one space: the whole run of whitespace): split
+        # at them in one search, not by the pattern (~5x faster; most lines are so)
+        cut = line.split(". ")
+        last = cut.pop()
+        return [*(text + "." for text in cut), last]
     cut = _SENTENCE_END.split(line)  # [text, mark, text, mark, ..., text]
     if len(cut) == 1:
         return cut

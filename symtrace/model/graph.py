@@ -332,7 +332,8 @@ class GraphBuilder:
 
     def _register(self, event: Event) -> None:
         self._order.setdefault(event.id, len(self._order))
-        self._parents.setdefault(event.id, frozenset(event.parent_ids))
+        if event.id not in self._parents:  # (a call's event: parents_for() kept them)
+            self._parents[event.id] = frozenset(event.parent_ids)
         self._lane_of[event.id] = event.lane
         echo = self._echoes.pop(event.id, None)
         # the request read when the call started (the same object), or computed again

@@ -85,7 +85,7 @@ _WORD_START_PREFIXES = tuple(p for p in _SHAPE_PREFIXES if p != "PRIVATE KEY")
 # _WORD_START_PREFIXES.
 _SHORT_TEXT = 128
 _Search = Callable[..., "re.Match[str] | None"]  # a compiled pattern's `search`
-_WORD_START_LITERALS = tuple((p, re.compile(re.escape(p)).search) for p in _WORD_START_PREFIXES)
+_WORD_START_LITERALS = {p: re.compile(re.escape(p)).search for p in _WORD_START_PREFIXES}
 _WORD_START_SEARCHES = tuple(
     re.compile(p).search for p in ("sk-", "Bearer", "AKIA", "gh[pousr]_", "xox")
 )
@@ -234,16 +234,19 @@ class Redactor:
             for text in unseen:
                 if self._search(text) is not None:
                     return True
-        self._remember_all_clean(unseen)
+        if len(unseen) > 4:  # a token-by-token stream's chunks: a hundred a call
+            self._remember_all_clean(unseen)
+        else:  # a conversation's call brings a few: the plain loop costs less
+            for text in unseen:
+                self._remember_clean(text)
         return False
 
     def _remember_all_clean(self, texts: list[str]) -> None:
-        """`_remember_clean` of each of *texts*: at once when none of them would clear the
-        memo or be left out (a token-by-token stream brings a hundred new texts a call; a
-        conversation's call, a few, for which the plain loop costs less)."""
+        """`_remember_clean` of each of *texts*, at once when none of them would clear the
+        memo or be left out."""
         total = sum(map(len, texts))
         clean, counter = self._clean, self._clean_chars
-        if (len(texts) > 4 and total <= CLEAN_MAX_TEXT and counter[0] + total <= CLEAN_CHARS
+        if (total <= CLEAN_MAX_TEXT and counter[0] + total <= CLEAN_CHARS
                 and len(clean) + len(texts) <= CLEAN_ENTRIES):
             clean.update(dict.fromkeys(texts))
             counter[0] += total
@@ -282,8 +285,9 @@ class Redactor:
         if "PRIVATE KEY" in text:
             return True
         if len(text) < _SHORT_TEXT:
-            for prefix, search in _WORD_START_LITERALS:
-                if prefix in text and _at_word_start(text, search, text.find(prefix)):
+            for prefix in _WORD_START_PREFIXES:
+                if prefix in text and _at_word_start(text, _WORD_START_LITERALS[prefix],
+                                                     text.find(prefix)):
                     return True
         else:
             for search in _WORD_START_SEARCHES:

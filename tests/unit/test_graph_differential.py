@@ -383,3 +383,13 @@ def test_normalise_equals_splitting_and_joining_for_every_character():
                      f"a{chr(code) * 2}b"):
             dataflow._normalised.clear()
             assert dataflow.normalise(text) == " ".join(text.split()), hex(code)
+
+
+def test_sentences_equal_the_plain_split_on_seeded_random_lines():
+    """sentences() splits a single-spaced ASCII line without "!" or "?" at ". " itself: the
+    same as the plain pattern, for lines with and without those, spaced any way."""
+    rng = random.Random(21)
+    alphabet = ["a", "b", ".", " ", ".", " ", "!", "?", "\t", "\x0b", "\x1f", "\x85", "..", ". "]
+    for _ in range(20_000):
+        line = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+        assert dataflow.sentences(line) == _PLAIN_SENTENCE_END.split(line), repr(line)

@@ -59,8 +59,8 @@ def test_the_prefilters_prefix_searches_are_the_word_start_prefixes():
     """Short texts look for each prefix, longer ones run the compiled searches: both must
     find exactly `_WORD_START_PREFIXES` (a prefix dropped from one would hide its secrets)."""
     prefixes = set(redaction._WORD_START_PREFIXES)
-    assert [p for p, _ in redaction._WORD_START_LITERALS] == list(redaction._WORD_START_PREFIXES)
-    for prefix, search in redaction._WORD_START_LITERALS:
+    assert list(redaction._WORD_START_LITERALS) == list(redaction._WORD_START_PREFIXES)
+    for prefix, search in redaction._WORD_START_LITERALS.items():
         assert search(f"x {prefix}").span() == (2, 2 + len(prefix))
     # every string of the prefixes' lengths over their characters, found by the searches
     chars = sorted(set("".join(prefixes)) | set(string.ascii_lowercase))
