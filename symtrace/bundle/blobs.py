@@ -21,6 +21,8 @@ import hashlib
 from collections.abc import Callable
 from typing import Any, Protocol
 
+import orjson
+
 from symtrace.bundle.seal import canon, sha256_ref
 from symtrace.model.canonical import JSONValue
 
@@ -176,7 +178,7 @@ def _memo_chain(items: list[dict[str, Any]], store: Store, memo: SplitMemo) -> J
     elements: list[tuple[bytes, bool]] = []
     for item, key, known in zip(items, keys, found, strict=True):
         if known is None:
-            elements.append((_split_message(item, key, store, memo), False))
+            elements.append(_split_message(item, key, store, memo))
             continue
         for blob_ref, blob in known[1]:  # made by an event not yet known to be in the pack
             store(blob_ref, blob)  # the writer skips refs already in its pack
@@ -231,18 +233,20 @@ def _split_item(item: dict[str, Any], store: Store, memo: SplitMemo | None) -> t
         for ref, blob in known[1]:
             store(ref, blob)  # the writer skips refs already in its pack
         return known[0], True
-    return _split_message(item, key, store, memo), False
+    return _split_message(item, key, store, memo)
 
 
-def _split_message(item: dict[str, Any], key: _MemoKey, store: Store, memo: SplitMemo) -> bytes:
-    """The canonical bytes of an object not in the memo (*key*: its items), split, and put
-    in the memo when its every value is a str (the only objects it holds). For those,
-    _split_object's steps are taken here directly: each str of 128 characters or more
-    becomes a blob, then the object if its bytes are 128 or more, or if its only key is
-    reserved (the blobs are kept in the order _split_object stores them)."""
+def _split_message(
+    item: dict[str, Any], key: _MemoKey, store: Store, memo: SplitMemo
+) -> tuple[bytes, bool]:
+    """The canonical bytes of an object not found by its items (*key*), split, put in the
+    memo, and whether they are known clean. An object every value of which is a str takes
+    _split_object's steps here directly: each str of 128 characters or more becomes a blob,
+    then the object if its bytes are 128 or more, or if its only key is reserved (the blobs
+    are kept in the order _split_object stores them). Any other goes to _split_json."""
     for value in item.values():
         if type(value) is not str:
-            return _object_bytes(item, store, memo)
+            return _split_json(item, store, memo)
     sha256 = hashlib.sha256
     stored: list[tuple[str, bytes]] = []
     inner = item
@@ -262,7 +266,38 @@ def _split_message(item: dict[str, Any], key: _MemoKey, store: Store, memo: Spli
     memo.put(key, (data, tuple(stored)), len(data) + sum(len(blob) for _, blob in stored))
     for ref, blob in stored:
         store(ref, blob)
-    return data
+    return data, False
+
+
+def _split_json(item: dict[str, Any], store: Store, memo: SplitMemo) -> tuple[bytes, bool]:
+    """An object holding lists, objects or scalars (tool calls, content parts, a tool's
+    schema: re-sent on every call like the rest), memoised by its JSON text in its own key
+    order (the order its blobs are stored in). A tuple, a UUID, a dataclass... is written as
+    JSON is but not split as JSON is: an entry is made, and a hit trusted, only for an object
+    equal to the parse of its text (a tuple is not equal to a list, a UUID to a str; the
+    subclasses that are equal split as their base types do)."""
+    try:
+        text = orjson.dumps(item)
+    except TypeError:  # not JSON: the split says where
+        return _object_bytes(item, store, memo), False
+    known = memo.get(text)
+    plain = orjson.loads(text) == item
+    if known is not None and plain:
+        for ref, blob in known[1]:
+            store(ref, blob)  # the writer skips refs already in its pack
+        return known[0], True
+    stored: list[tuple[str, bytes]] = []
+
+    def keep(ref: str, blob: bytes, known_clean: bool = False) -> None:
+        stored.append((ref, blob))
+
+    data = _object_bytes(item, keep, None)
+    if plain:
+        memo.put(text, (data, tuple(stored)),
+                 len(text) + len(data) + sum(len(blob) for _, blob in stored))
+    for ref, blob in stored:
+        store(ref, blob)
+    return data, False
 
 
 def _chain(items: list[tuple[bytes, bool]], store: Store) -> JSONValue:
@@ -282,7 +317,8 @@ def _chain(items: list[tuple[bytes, bool]], store: Store) -> JSONValue:
     return {CHAIN_KEY: ref}
 
 
-_MemoKey = tuple[tuple[str, str], ...]  # an object's items
+# An object's items (every value a str), or its JSON text (see _split_json).
+_MemoKey = tuple[tuple[str, str], ...] | bytes
 _Split = tuple[bytes, tuple[tuple[str, bytes], ...]]  # its split bytes, and the blobs it names
 _NodeKey = tuple[bytes, bytes]  # a chain node's previous ref (as JSON) and element bytes
 _Node = tuple[str, bytes, bytes]  # its ref, its bytes, its ref as JSON (the next one's $p)

@@ -281,14 +281,14 @@ def test_chain_nodes_found_in_the_node_table_change_no_byte(tmp_path, seed):
 def test_a_node_found_in_the_table_is_only_as_clean_as_its_element():
     """A node found in the node table is stored as known clean only when its element was
     found in the element memo (checked with an earlier event): a message the memo does not
-    hold (one with a non-str value) is read by the redaction check on every event, and does
-    not keep the others from being found (a list cannot be a key)."""
+    hold (one holding a tuple: not split as the list it is written as) is read by the
+    redaction check on every event, and does not keep the others from being found."""
     from symtrace.bundle import blobs
 
     memo = blobs.SplitMemo()
     messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"},
                 {"role": "tool", "content": None}, {"role": "user", "content": "v"},
-                {"role": "tool", "content": ["x"]}]
+                {"role": "tool", "content": ["x"]}, {"role": "tool", "content": ("x",)}]
     clean_flags: list[list[bool]] = []
     for _ in range(3):
         flags: list[bool] = []
@@ -303,5 +303,55 @@ def test_a_node_found_in_the_table_is_only_as_clean_as_its_element():
         memo.written()
         clean_flags.append(flags)
     assert memo.nodes  # the second and third splits found their nodes there
-    assert clean_flags[0] == [False] * 5
-    assert clean_flags[1] == clean_flags[2] == [True, True, False, True, False]
+    assert clean_flags[0] == [False] * 6
+    assert clean_flags[1] == clean_flags[2] == [True] * 5 + [False]
+
+
+def test_an_object_written_as_json_but_not_split_as_json_is_never_a_memo_hit():
+    """Messages holding lists are memoised by their JSON text; a tuple is written as the
+    list would be, but a long string in it is not split (split() keeps a tuple whole):
+    the same text must not give it the list's split bytes, nor the list the tuple's."""
+    from symtrace.bundle import blobs
+
+    long = "a string long enough to be a blob of its own " * 4
+    plain = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+
+    def messages(content: Any) -> dict[str, Any]:
+        return {"messages": [*map(dict, plain), {"role": "tool", "content": content}]}
+
+    memo = blobs.SplitMemo()
+    for content in ([long], (long,), [long], (long,)):
+        got: dict[str, bytes] = {}
+        want: dict[str, bytes] = {}
+        value = messages(content)
+        def keep(ref: str, data: bytes, clean: bool = False, into: dict[str, bytes] = got) -> None:
+            into.setdefault(ref, data)
+
+        assert blobs.split(value, keep, memo) == reference_split(value, want)
+        assert got == want
+
+
+def test_a_refused_tool_call_is_refused_again_when_re_sent(tmp_path):
+    """A message memoised by its JSON text (a tool call) for an event that was refused is
+    not trusted as checked when the next event re-sends it (the memo is cleared)."""
+    from symtrace.errors import RedactionError
+
+    secret = "tok3n-value-123456"
+    writer = BundleWriter(tmp_path / "b", {"kind": "recording"},
+                          redactor=Redactor((("MY_TOKEN", secret),))).open()
+    clean = [{"role": "user", "content": f"clean message {i}"} for i in range(3)]
+    leaky = {"role": "assistant", "content": None,
+             "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": secret}}]}
+
+    def event(n: int, messages: list[dict[str, Any]]) -> Event:
+        return Event(id=f"agent_action_{n:04d}", position=n, type=EventType.AGENT_ACTION,
+                     lane="main", request={"body": {"messages": messages}}).with_hashes()
+
+    writer.write_event(event(0, clean))
+    for n in (1, 2):
+        with pytest.raises(RedactionError):
+            writer.write_event(event(n, [*clean, dict(leaky)]))
+    writer.write_event(event(1, [*clean, {"role": "user", "content": "fine"}]))
+    writer.close()
+    data = b"".join(p.read_bytes() for p in (tmp_path / "b").iterdir())
+    assert secret.encode() not in data
