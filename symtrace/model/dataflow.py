@@ -242,7 +242,8 @@ def message_values(text: str) -> MessageValues:
     known = _message_fingerprints.get(text)
     if known is None:
         whole, parts = fingerprint("text", text), part_fps(text)
-        values = tuple(dict.fromkeys(fp for fp in (whole, *parts) if fp))
+        # (part_fps() holds no None; the whole text's fingerprint is None when it is short)
+        values = tuple(dict.fromkeys((whole, *parts) if whole else parts))
         known = MessageValues(whole, parts, values, frozenset(parts))
         _remember(_message_fingerprints, text, known)
     return known

@@ -119,7 +119,11 @@ class GraphBuilder:
             edges: dict[str, EdgeKind] = {}
             implied: set[str] = set()  # the parents of the kept sources
             order, parents = self._order, self._parents
-            for source in sorted(candidates, key=lambda c: -order.get(c, -1)):
+            try:  # (every source is a registered event: _register() gave it its order)
+                newest_first = sorted(candidates, key=order.__getitem__, reverse=True)
+            except KeyError:  # (defensive: one without an order goes last, as if -1)
+                newest_first = sorted(candidates, key=lambda c: -order.get(c, -1))
+            for source in newest_first:
                 if source not in implied:
                     edges[source] = EdgeKind.DATA
                     implied.update(parents.get(source, ()))
@@ -288,6 +292,11 @@ class GraphBuilder:
         several events is resolved inside the call's causal context (_related()).
         """
         quoted, quoted_by = self._quoted.texts, self._quoted_by
+        if not near and self._quoted.marked.isdisjoint(found) and len(
+                {quoted[index] for index in found}) == len(found):
+            # (usual) no two texts share a zone and none holds the mark own_quotes() writes:
+            # each is quoted in its own right (own_quotes()), and each by its one producer
+            return {quoted_by[index] for index in found}
         by_text: dict[str, list[str]] = {}  # each text's producers, oldest first
         for index in sorted(found):
             by_text.setdefault(quoted[index], []).append(quoted_by[index])

@@ -44,6 +44,7 @@ class QuoteIndex:
 
     def __init__(self) -> None:
         self.texts: list[str] = []
+        self.marked: set[int] = set()  # the texts holding "\x00" (graph.own_quotes())
         self._firsts: list[str | None] = []
         self._lasts: list[str] = []
         self._keys: list[str | None] = []  # its longest inner word, if it has one
@@ -54,6 +55,8 @@ class QuoteIndex:
     def add(self, text: str) -> int:
         """Register a produced text (whitespace-normalised); return its index."""
         with self._lock:
+            if "\x00" in text:
+                self.marked.add(len(self.texts))
             self.texts.append(text)
             # a text without a space covers no junction: None tells it (_check_junction())
             self._firsts.append(text.split(" ", 1)[0] if " " in text else None)

@@ -116,6 +116,7 @@ SENTENCES = [
     "The museum opens at ten.", "Porto has a tram line!", "Check the quarterly figures?",
     "The museum opens at ten. Porto has a tram line!", "ok", "Final Answer: ten o'clock.",
     '{"plan": "Porto has a tram line!", "next": "writer"}',
+    "Porto\x00 has a tram line!",  # the mark own_quotes() writes, inside a produced text
 ]
 LANES = ["a", "b", "a/tool#0", "c", "c/sub"]
 CALL_IDS = ["call_1", "call_2", "call_3"]

@@ -66,3 +66,14 @@ def test_apart_texts_are_those_sharing_no_part_or_junction():
     assert index.quoted_apart(["one two three", "four five"]) == (
         {first, spanning}, {first, spanning})
     assert index.quoted_apart(["one two three", "x y", "z"]) == ({first}, set())
+
+
+def test_marked_are_the_texts_holding_the_unnesting_mark():
+    """The graph asks own_quotes() to unnest every text found when one holds "\x00" (the
+    mark it writes); it learns which texts do from `marked`, kept as texts are added."""
+    index = QuoteIndex()
+    plain = index.add("a b")
+    marked = index.add("a\x00 b")
+    index.add("b")
+    assert index.marked == {marked}
+    assert plain not in index.marked
