@@ -40,7 +40,8 @@ def is_ref(value: object) -> bool:
 class Store(Protocol):
     """Where split() puts a blob: *ref*, its bytes, and whether the bytes are *known clean*
     (a chain node framing a memoised element: its content was in a blob already written,
-    and so already passed the writer's redaction check; see SplitMemo)."""
+    and so already passed the writer's redaction check; see SplitMemo). A store may also
+    have a `many` attribute storing many at once (see store_all)."""
 
     def __call__(self, ref: str, data: bytes, known_clean: bool = False) -> None: ...
 
@@ -184,29 +185,48 @@ def _memo_chain(items: list[dict[str, Any]], store: Store, memo: SplitMemo) -> J
             store(blob_ref, blob)  # the writer skips refs already in its pack
         elements.append((known[0], True))
     nodes = memo.nodes
-    sha256 = hashlib.sha256
+    count = len(elements)
     previous = b"null"
     ref = ""
-    new: list[tuple[bytes, bytes, _Node]] | None = None  # nodes to put in the table
-    following = True  # every node so far was found in the table
-    for index, (data, clean) in enumerate(elements):
-        node = nodes.get((previous, data)) if following else None
-        if node is None:
-            if following:
-                following = False
-                new = [] if memo.holds_nodes(index, len(elements)) else None
+    out: list[tuple[str, bytes, bool]] = []  # the nodes, stored at once (store_all)
+    found_nodes = 0  # found in the table, all first (once one is new, so is every later one)
+    if nodes:
+        for data, clean in elements:
+            node = nodes.get((previous, data))
+            if node is None:
+                break
+            ref, node_data, previous = node
+            out.append((ref, node_data, clean))
+        found_nodes = len(out)
+    if found_nodes < count:
+        new: list[tuple[bytes, bytes, _Node]] | None = (
+            [] if memo.holds_nodes(found_nodes, count) else None)  # to put in the table
+        sha256 = hashlib.sha256
+        for data, clean in elements[found_nodes:] if found_nodes else elements:
             node_data = b'{"$i":%b,"$p":%b}' % (data, previous)
-            ref = "sha256:" + sha256(node_data).hexdigest()
-            node = (ref, node_data, b'"%b"' % ref.encode())
+            digest = sha256(node_data).hexdigest()
+            ref = "sha256:" + digest
+            out.append((ref, node_data, clean))
+            quoted = b'"sha256:%b"' % digest.encode()  # the next node's $p
             if new is not None:
-                new.append((previous, data, node))
-        else:
-            ref, node_data = node[0], node[1]
-        store(ref, node_data, clean)
-        previous = node[2]
-    if new:
-        memo.put_nodes(new)
+                new.append((previous, data, (ref, node_data, quoted)))
+            previous = quoted
+        if new:
+            memo.put_nodes(new)
+    store_all(store, out)
     return {CHAIN_KEY: ref}
+
+
+def store_all(store: Store, blobs: list[tuple[str, bytes, bool]]) -> None:
+    """Store *blobs* (ref, bytes, known clean) in order: in one call when the store offers
+    one (`store.many`, as the writer's does: a chain's nodes are most of what an event
+    stores), else one call each."""
+    many = getattr(store, "many", None)
+    if many is not None:
+        many(blobs)
+        return
+    for ref, data, clean in blobs:
+        store(ref, data, clean)
 
 
 def _found(memo: SplitMemo, key: _MemoKey) -> _Split | None:
@@ -273,16 +293,17 @@ def _split_json(item: dict[str, Any], store: Store, memo: SplitMemo) -> tuple[by
     """An object holding lists, objects or scalars (tool calls, content parts, a tool's
     schema: re-sent on every call like the rest), memoised by its JSON text in its own key
     order (the order its blobs are stored in). A tuple, a UUID, a dataclass... is written as
-    JSON is but not split as JSON is: an entry is made, and a hit trusted, only for an object
-    equal to the parse of its text (a tuple is not equal to a list, a UUID to a str; the
-    subclasses that are equal split as their base types do)."""
+    JSON is but not split as JSON is: an entry is made only for an object equal to the parse
+    of its text, and holds that parse (its own objects, which no caller can change); a hit is
+    trusted only for an object equal to it (a tuple is not equal to a list, a UUID to a str;
+    the subclasses that are equal split as their base types do). So a hit costs one
+    serialisation, one lookup and one comparison at C speed: no parse."""
     try:
         text = orjson.dumps(item)
     except TypeError:  # not JSON: the split says where
         return _object_bytes(item, store, memo), False
     known = memo.get(text)
-    plain = orjson.loads(text) == item
-    if known is not None and plain:
+    if known is not None and known[2] == item:
         for ref, blob in known[1]:
             store(ref, blob)  # the writer skips refs already in its pack
         return known[0], True
@@ -292,9 +313,10 @@ def _split_json(item: dict[str, Any], store: Store, memo: SplitMemo) -> tuple[by
         stored.append((ref, blob))
 
     data = _object_bytes(item, keep, None)
-    if plain:
-        memo.put(text, (data, tuple(stored)),
-                 len(text) + len(data) + sum(len(blob) for _, blob in stored))
+    parsed = orjson.loads(text)
+    if parsed == item:
+        memo.put(text, (data, tuple(stored), parsed),
+                 2 * len(text) + len(data) + sum(len(blob) for _, blob in stored))
     for ref, blob in stored:
         store(ref, blob)
     return data, False
@@ -319,7 +341,9 @@ def _chain(items: list[tuple[bytes, bool]], store: Store) -> JSONValue:
 
 # An object's items (every value a str), or its JSON text (see _split_json).
 _MemoKey = tuple[tuple[str, str], ...] | bytes
-_Split = tuple[bytes, tuple[tuple[str, bytes], ...]]  # its split bytes, and the blobs it names
+# Its split bytes, the blobs it names, and for a JSON text key the parse of that text.
+_Split = (tuple[bytes, tuple[tuple[str, bytes], ...]]
+          | tuple[bytes, tuple[tuple[str, bytes], ...], JSONValue])
 _NodeKey = tuple[bytes, bytes]  # a chain node's previous ref (as JSON) and element bytes
 _Node = tuple[str, bytes, bytes]  # its ref, its bytes, its ref as JSON (the next one's $p)
 
@@ -394,7 +418,7 @@ class SplitMemo:
         for key in self._fresh:
             entry = known.get(key)
             if entry is not None:
-                known[key] = (entry[0], ())
+                known[key] = (entry[0], (), *entry[2:])
         self._fresh.clear()
 
     def begin(self) -> None:

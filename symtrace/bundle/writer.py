@@ -328,6 +328,16 @@ class _AddedBlobs:
             if not known_clean:
                 unchecked.append(data)
 
+        def many(blobs: list[tuple[str, bytes, bool]]) -> None:  # store, each in order
+            for ref, data, known_clean in blobs:
+                if ref in known or ref in refs:
+                    continue
+                refs.add(ref)
+                pack.append(b"%b %b\n" % (ref.encode(), data))
+                if not known_clean:
+                    unchecked.append(data)
+
+        store.many = many  # type: ignore[attr-defined]  # blobs.store_all
         self.store = store
 
 
