@@ -126,6 +126,10 @@ def _split_list(value: list[Any], store: Store, memo: SplitMemo | None) -> JSONV
             return _memo_chain(value, store, memo)
         if all(isinstance(item, dict) for item in value):
             return _chain(_split_items(value, store, memo), store)
+    if len(value) == 1:  # a response's choices: no comprehension for one item
+        only = value[0]
+        new = split(only, store, memo)
+        return value if new is only else [new]
     items = [split(item, store, memo) for item in value]
     for new, item in zip(items, value, strict=True):
         if new is not item:
@@ -271,29 +275,33 @@ def _split_message(
     _split_object's steps here directly: each str of 128 characters or more becomes a blob,
     then the object if its bytes are 128 or more, or if its only key is reserved (the blobs
     are kept in the order _split_object stores them). Any other goes to _split_json."""
-    for value in item.values():
-        if type(value) is not str:
-            return _split_json(item, store, memo)
-    sha256 = hashlib.sha256
+    if not set(map(type, item.values())) <= _STR:  # one C-level pass
+        return _split_json(item, store, memo)
     stored: list[tuple[str, bytes]] = []
+    size = 0
     inner = item
     for name, value in item.items():
         if len(value) >= BLOB_MIN_BYTES:
-            blob = canon(value)
-            ref = "sha256:" + sha256(blob).hexdigest()
+            blob = _dumps(value)  # a str: its canonical bytes need no option
+            ref = "sha256:" + _sha256(blob).hexdigest()
             stored.append((ref, blob))
+            size += len(blob)
             if inner is item:
                 inner = dict(item)
             inner[name] = {REF_KEY: ref}
-    data = canon(inner)
+    data = _dumps(inner, option=_SORT_KEYS)
     if len(data) >= BLOB_MIN_BYTES or (len(item) == 1 and next(iter(item)) in RESERVED):
-        ref = "sha256:" + sha256(data).hexdigest()
+        ref = "sha256:" + _sha256(data).hexdigest()
         stored.append((ref, data))
-        data = canon({REF_KEY: ref})
-    memo.put(key, (data, tuple(stored)), len(data) + sum(len(blob) for _, blob in stored))
+        size += len(data)
+        data = b'{"%b":"%b"}' % (REF_KEY.encode(), ref.encode())  # canon({REF_KEY: ref})
+    memo.put(key, (data, tuple(stored)), len(data) + size)
     for ref, blob in stored:
         store(ref, blob)
     return data, False
+
+
+_STR = {str}
 
 
 def _split_json(item: dict[str, Any], store: Store, memo: SplitMemo) -> tuple[bytes, bool]:
