@@ -40,7 +40,8 @@ def is_ref(value: object) -> bool:
 class Store(Protocol):
     """Where split() puts a blob: *ref*, its bytes, and whether the bytes are *known clean*
     (a chain node framing a memoised element: its content was in a blob already written,
-    and so already passed the writer's redaction check; see SplitMemo)."""
+    and so already passed the writer's redaction check; see SplitMemo). A store may also
+    have a `many` attribute storing many at once (see store_all)."""
 
     def __call__(self, ref: str, data: bytes, known_clean: bool = False) -> None: ...
 
@@ -65,6 +66,7 @@ def split(value: JSONValue, store: Store, memo: SplitMemo | None = None) -> JSON
     return _split_subclass(value, store, memo)
 
 
+_dumps, _SORT_KEYS, _sha256 = orjson.dumps, orjson.OPT_SORT_KEYS, hashlib.sha256  # seal.canon's
 # Exact types first (a type test per value is what recording pays per field): JSON from
 # orjson or the canonicaliser has no subclasses; anything else takes the isinstance path.
 _SCALARS = frozenset((int, float, bool, type(None)))
@@ -83,10 +85,15 @@ def _split_object(
         if kind is str:
             if len(item) < BLOB_MIN_BYTES:
                 continue
-            new = _blob(canon(item), store)
+            blob = _dumps(item, option=_SORT_KEYS)  # _blob(canon(item)), two calls less
+            ref = "sha256:" + _sha256(blob).hexdigest()
+            store(ref, blob)
+            new: JSONValue = {REF_KEY: ref}
         elif kind is dict:
             new = _split_object(item, store, memo)[0]
         elif kind is list:
+            if not item:
+                continue
             new = _split_list(item, store, memo)
         elif kind in _SCALARS:
             continue
@@ -96,11 +103,12 @@ def _split_object(
             if inner is value:
                 inner = dict(value)
             inner[key] = new
-    data = canon(inner)
+    data = _dumps(inner, option=_SORT_KEYS)
     if len(data) < BLOB_MIN_BYTES and not (len(value) == 1 and next(iter(value)) in RESERVED):
         return inner, data
-    ref = _blob(data, store)
-    return ref, None
+    ref = "sha256:" + _sha256(data).hexdigest()  # _blob, one call less
+    store(ref, data)
+    return {REF_KEY: ref}, None
 
 
 def _object_bytes(value: dict[str, Any], store: Store, memo: SplitMemo | None) -> bytes:
@@ -118,6 +126,10 @@ def _split_list(value: list[Any], store: Store, memo: SplitMemo | None) -> JSONV
             return _memo_chain(value, store, memo)
         if all(isinstance(item, dict) for item in value):
             return _chain(_split_items(value, store, memo), store)
+    if len(value) == 1:  # a response's choices: no comprehension for one item
+        only = value[0]
+        new = split(only, store, memo)
+        return value if new is only else [new]
     items = [split(item, store, memo) for item in value]
     for new, item in zip(items, value, strict=True):
         if new is not item:
@@ -184,29 +196,48 @@ def _memo_chain(items: list[dict[str, Any]], store: Store, memo: SplitMemo) -> J
             store(blob_ref, blob)  # the writer skips refs already in its pack
         elements.append((known[0], True))
     nodes = memo.nodes
-    sha256 = hashlib.sha256
+    count = len(elements)
     previous = b"null"
     ref = ""
-    new: list[tuple[bytes, bytes, _Node]] | None = None  # nodes to put in the table
-    following = True  # every node so far was found in the table
-    for index, (data, clean) in enumerate(elements):
-        node = nodes.get((previous, data)) if following else None
-        if node is None:
-            if following:
-                following = False
-                new = [] if memo.holds_nodes(index, len(elements)) else None
+    out: list[tuple[str, bytes, bool]] = []  # the nodes, stored at once (store_all)
+    found_nodes = 0  # found in the table, all first (once one is new, so is every later one)
+    if nodes:
+        for data, clean in elements:
+            node = nodes.get((previous, data))
+            if node is None:
+                break
+            ref, node_data, previous = node
+            out.append((ref, node_data, clean))
+        found_nodes = len(out)
+    if found_nodes < count:
+        new: list[tuple[bytes, bytes, _Node]] | None = (
+            [] if memo.holds_nodes(found_nodes, count) else None)  # to put in the table
+        sha256 = hashlib.sha256
+        for data, clean in elements[found_nodes:] if found_nodes else elements:
             node_data = b'{"$i":%b,"$p":%b}' % (data, previous)
-            ref = "sha256:" + sha256(node_data).hexdigest()
-            node = (ref, node_data, b'"%b"' % ref.encode())
+            digest = sha256(node_data).hexdigest()
+            ref = "sha256:" + digest
+            out.append((ref, node_data, clean))
+            quoted = b'"sha256:%b"' % digest.encode()  # the next node's $p
             if new is not None:
-                new.append((previous, data, node))
-        else:
-            ref, node_data = node[0], node[1]
-        store(ref, node_data, clean)
-        previous = node[2]
-    if new:
-        memo.put_nodes(new)
+                new.append((previous, data, (ref, node_data, quoted)))
+            previous = quoted
+        if new:
+            memo.put_nodes(new)
+    store_all(store, out)
     return {CHAIN_KEY: ref}
+
+
+def store_all(store: Store, blobs: list[tuple[str, bytes, bool]]) -> None:
+    """Store *blobs* (ref, bytes, known clean) in order: in one call when the store offers
+    one (`store.many`, as the writer's does: a chain's nodes are most of what an event
+    stores), else one call each."""
+    many = getattr(store, "many", None)
+    if many is not None:
+        many(blobs)
+        return
+    for ref, data, clean in blobs:
+        store(ref, data, clean)
 
 
 def _found(memo: SplitMemo, key: _MemoKey) -> _Split | None:
@@ -244,45 +275,50 @@ def _split_message(
     _split_object's steps here directly: each str of 128 characters or more becomes a blob,
     then the object if its bytes are 128 or more, or if its only key is reserved (the blobs
     are kept in the order _split_object stores them). Any other goes to _split_json."""
-    for value in item.values():
-        if type(value) is not str:
-            return _split_json(item, store, memo)
-    sha256 = hashlib.sha256
+    if not set(map(type, item.values())) <= _STR:  # one C-level pass
+        return _split_json(item, store, memo)
     stored: list[tuple[str, bytes]] = []
+    size = 0
     inner = item
     for name, value in item.items():
         if len(value) >= BLOB_MIN_BYTES:
-            blob = canon(value)
-            ref = "sha256:" + sha256(blob).hexdigest()
+            blob = _dumps(value)  # a str: its canonical bytes need no option
+            ref = "sha256:" + _sha256(blob).hexdigest()
             stored.append((ref, blob))
+            size += len(blob)
             if inner is item:
                 inner = dict(item)
             inner[name] = {REF_KEY: ref}
-    data = canon(inner)
+    data = _dumps(inner, option=_SORT_KEYS)
     if len(data) >= BLOB_MIN_BYTES or (len(item) == 1 and next(iter(item)) in RESERVED):
-        ref = "sha256:" + sha256(data).hexdigest()
+        ref = "sha256:" + _sha256(data).hexdigest()
         stored.append((ref, data))
-        data = canon({REF_KEY: ref})
-    memo.put(key, (data, tuple(stored)), len(data) + sum(len(blob) for _, blob in stored))
+        size += len(data)
+        data = b'{"%b":"%b"}' % (REF_KEY.encode(), ref.encode())  # canon({REF_KEY: ref})
+    memo.put(key, (data, tuple(stored)), len(data) + size)
     for ref, blob in stored:
         store(ref, blob)
     return data, False
+
+
+_STR = {str}
 
 
 def _split_json(item: dict[str, Any], store: Store, memo: SplitMemo) -> tuple[bytes, bool]:
     """An object holding lists, objects or scalars (tool calls, content parts, a tool's
     schema: re-sent on every call like the rest), memoised by its JSON text in its own key
     order (the order its blobs are stored in). A tuple, a UUID, a dataclass... is written as
-    JSON is but not split as JSON is: an entry is made, and a hit trusted, only for an object
-    equal to the parse of its text (a tuple is not equal to a list, a UUID to a str; the
-    subclasses that are equal split as their base types do)."""
+    JSON is but not split as JSON is: an entry is made only for an object equal to the parse
+    of its text, and holds that parse (its own objects, which no caller can change); a hit is
+    trusted only for an object equal to it (a tuple is not equal to a list, a UUID to a str;
+    the subclasses that are equal split as their base types do). So a hit costs one
+    serialisation, one lookup and one comparison at C speed: no parse."""
     try:
         text = orjson.dumps(item)
     except TypeError:  # not JSON: the split says where
         return _object_bytes(item, store, memo), False
     known = memo.get(text)
-    plain = orjson.loads(text) == item
-    if known is not None and plain:
+    if known is not None and known[2] == item:
         for ref, blob in known[1]:
             store(ref, blob)  # the writer skips refs already in its pack
         return known[0], True
@@ -292,9 +328,10 @@ def _split_json(item: dict[str, Any], store: Store, memo: SplitMemo) -> tuple[by
         stored.append((ref, blob))
 
     data = _object_bytes(item, keep, None)
-    if plain:
-        memo.put(text, (data, tuple(stored)),
-                 len(text) + len(data) + sum(len(blob) for _, blob in stored))
+    parsed = orjson.loads(text)
+    if parsed == item:
+        memo.put(text, (data, tuple(stored), parsed),
+                 2 * len(text) + len(data) + sum(len(blob) for _, blob in stored))
     for ref, blob in stored:
         store(ref, blob)
     return data, False
@@ -319,7 +356,9 @@ def _chain(items: list[tuple[bytes, bool]], store: Store) -> JSONValue:
 
 # An object's items (every value a str), or its JSON text (see _split_json).
 _MemoKey = tuple[tuple[str, str], ...] | bytes
-_Split = tuple[bytes, tuple[tuple[str, bytes], ...]]  # its split bytes, and the blobs it names
+# Its split bytes, the blobs it names, and for a JSON text key the parse of that text.
+_Split = (tuple[bytes, tuple[tuple[str, bytes], ...]]
+          | tuple[bytes, tuple[tuple[str, bytes], ...], JSONValue])
 _NodeKey = tuple[bytes, bytes]  # a chain node's previous ref (as JSON) and element bytes
 _Node = tuple[str, bytes, bytes]  # its ref, its bytes, its ref as JSON (the next one's $p)
 
@@ -394,7 +433,7 @@ class SplitMemo:
         for key in self._fresh:
             entry = known.get(key)
             if entry is not None:
-                known[key] = (entry[0], ())
+                known[key] = (entry[0], (), *entry[2:])
         self._fresh.clear()
 
     def begin(self) -> None:

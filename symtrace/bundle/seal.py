@@ -19,6 +19,7 @@ line of stdout.txt. The sums only locate; integrity rests on the full digests.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -64,16 +65,23 @@ def event_line(record: dict[str, Any]) -> tuple[bytes, bytes]:
     """The canonical line of an event record and its sums line (both without newline):
     `canon(record)` and `canon(event_sums(record))`, byte for byte.
 
-    Each field is serialised once and the line is assembled from those bytes (a sorted-keys
-    object is `{"key":<canonical value>,...}`), so the sums need no second serialisation.
-    A record with other fields than EVENT_FIELDS takes the plain definition."""
+    A record with other fields than EVENT_FIELDS takes the plain definition; any other is
+    assembled by event_line_of."""
     if record.keys() != _EVENT_FIELD_SET:
         return canon(record), canon(event_sums(record))
+    return event_line_of(map(record.__getitem__, EVENT_FIELDS))
+
+
+def event_line_of(values: Iterable[Any]) -> tuple[bytes, bytes]:
+    """event_line of the record whose fields are EVENT_FIELDS with *values*, in that order
+    (the writer passes an event's fields without building the record).
+
+    Each field is serialised once and the line is assembled from those bytes (a sorted-keys
+    object is `{"key":<canonical value>,...}`), so the sums need no second serialisation."""
     parts: list[bytes] = []
     sums: list[str] = []
     dumps, sha256, cache = orjson.dumps, hashlib.sha256, _FIELD_CACHE  # locals: 13 per event
-    for key, prefix, repeated in _FIELD_PREFIXES:
-        value = record[key]
+    for (prefix, repeated), value in zip(_FIELD_PREFIXES, values, strict=True):
         known = cache.get(value) if value is None or (repeated and type(value) is str) else None
         if known is None:
             data = dumps(value, option=_SORT_KEYS)
@@ -96,10 +104,10 @@ _SORT_KEYS = orjson.OPT_SORT_KEYS
 # (ids, hashes, positions, parents...) differ per event: not looked up, unless null.
 _REPEATED_FIELDS = frozenset(("agent", "lane", "reason", "type"))
 _FIELD_CACHE: dict[str | None, tuple[bytes, str]] = {}
-# `{"agent":` then `,"content_hash":`...: what precedes each field's value in the line, and
-# whether the field is one of _REPEATED_FIELDS.
+# `{"agent":` then `,"content_hash":`...: what precedes each field's value in the line (in
+# EVENT_FIELDS order), and whether the field is one of _REPEATED_FIELDS.
 _FIELD_PREFIXES = tuple(
-    (key, (b"{" if index == 0 else b",") + canon(key) + b":", key in _REPEATED_FIELDS)
+    ((b"{" if index == 0 else b",") + canon(key) + b":", key in _REPEATED_FIELDS)
     for index, key in enumerate(EVENT_FIELDS)
 )
 

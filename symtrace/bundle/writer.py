@@ -55,7 +55,7 @@ from symtrace.bundle.pack import scan
 from symtrace.bundle.reader import read_partial
 from symtrace.bundle.seal import (
     canon,
-    event_line,
+    event_line_of,
     event_sums,
     root_digest,
     sha256_ref,
@@ -239,10 +239,9 @@ class BundleWriter:
         with self._lock:
             self._split_memo.begin()
             added = _AddedBlobs(self._known_blobs)
-            record = event.to_json()
-            record["request"] = blobs.split(record["request"], added.store, self._split_memo)
-            record["response"] = blobs.split(record["response"], added.store, self._split_memo)
-            line, sums = event_line(record)
+            request = blobs.split(event.request, added.store, self._split_memo)
+            response = blobs.split(event.response, added.store, self._split_memo)
+            line, sums = event_line_of(_line_fields(event, request, response))
             # Scan everything first: a refused event writes nothing at all. A chain node around
             # a message split for an earlier event is not read again (blobs.SplitMemo).
             try:
@@ -305,6 +304,18 @@ class BundleWriter:
         atomic_write(self._dir / MANIFEST, data + b"\n")
 
 
+def _line_fields(event: Event, request: Any, response: Any) -> tuple[Any, ...]:
+    """The fields of event.to_json() in seal.EVENT_FIELDS order, *request* and *response*
+    split: the line is made without building the record (an enum's `_value_` is a plain
+    attribute; its `value` is a property)."""
+    return (
+        event.agent, event.content_hash, event.id, event.lane, event.meta,
+        [{"source": edge.source, "kind": edge.kind._value_} for edge in event.parents],
+        event.position, event.reason, request, event.request_hash, response,
+        event.response_hash, event.type._value_,
+    )
+
+
 class _AddedBlobs:
     """The blobs one event adds to the pack: its `store` is what blobs.split calls.
 
@@ -328,6 +339,16 @@ class _AddedBlobs:
             if not known_clean:
                 unchecked.append(data)
 
+        def many(blobs: list[tuple[str, bytes, bool]]) -> None:  # store, each in order
+            for ref, data, known_clean in blobs:
+                if ref in known or ref in refs:
+                    continue
+                refs.add(ref)
+                pack.append(b"%b %b\n" % (ref.encode(), data))
+                if not known_clean:
+                    unchecked.append(data)
+
+        store.many = many  # type: ignore[attr-defined]  # blobs.store_all
         self.store = store
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 
 from symtrace.errors import CanonicalizationError
-from symtrace.model.llm_wire import normalise_echoed_ids
+from symtrace.model.llm_wire import WireFormat, normalise_echoed_ids, wire_format
 
 JSONValue = Any  # None | bool | int | float | str | list[JSONValue] | dict[str, JSONValue]
 
@@ -159,6 +159,16 @@ def json_strings(value: object) -> list[str] | None:
     converted, and the strings redaction searches (`Redactor.scrub(value, strings)`), in no
     particular order. *value* must be a tree, as a parser returns it (like `Redactor.scrub`,
     the walk follows every reference: a cycle would never end)."""
+    found = _strings_and_keys(value)
+    if found is None:
+        return None
+    strings, keys = found
+    strings.extend(keys)
+    return strings
+
+
+def _strings_and_keys(value: object) -> tuple[list[str], list[str]] | None:
+    """`json_strings`' walk: the string values of *value* and its object keys apart."""
     strings: list[str] = []
     keys: list[str] = []  # only a key may not be a str: all checked at once, at the end
     stack = [value]
@@ -192,8 +202,7 @@ def json_strings(value: object) -> list[str] | None:
             return None
     if not set(map(type, keys)) <= _STR:  # a non-string key (one C pass, not one per key)
         return None
-    strings.extend(keys)
-    return strings
+    return strings, keys
 
 
 # json_strings types the items of a list longer than this at once (shorter: set() costs more).
@@ -222,15 +231,27 @@ def scanned_http_request(
     """`canonical_http_request`, and every string of it when they are known from one walk of
     a body that was canonical as parsed and whose echoed ids needed no rewriting (None
     otherwise: redaction then walks the request itself)."""
-    strings = None if isinstance(body, bytes | bytearray) else json_strings(body)
-    if strings is None:
+    found = None if isinstance(body, bytes | bytearray) else _strings_and_keys(body)
+    if found is None:
         return canonical_http_request(method, path, query, body), None
-    request = _http_request(method, path, query, body)
-    if request["body"] is not body:  # ids were rewritten: the body's strings changed
-        return request, None
+    strings, keys = found
+    request = {"method": method.upper(), "path": path, "query": query, "body": body}
+    # Outside Anthropic's format, an echoed id is the value of one of these keys: a body
+    # without any (a conversation without tool calls) is left as it is, unsearched.
+    if (not _ECHOED_ID_KEYS.isdisjoint(keys)
+            or wire_format(method, path) is WireFormat.ANTHROPIC):
+        request = normalise_echoed_ids(request)
+        if request["body"] is not body:  # ids were rewritten: the body's strings changed
+            return request, None
+    strings.extend(keys)
     strings.extend(request)  # the envelope's keys and its strings
     strings.extend((request["method"], path, query))
     return request, strings
+
+
+# The keys whose values `normalise_echoed_ids` rewrites in the chat and Responses formats
+# (Anthropic's blocks are found by their type: that format is always passed to it).
+_ECHOED_ID_KEYS = frozenset({"tool_calls", "tool_call_id", "call_id"})
 
 
 def _http_request(method: str, path: str, query: str, content: JSONValue) -> dict[str, JSONValue]:

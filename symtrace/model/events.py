@@ -18,7 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 from symtrace.model.canonical import JSONValue
-from symtrace.model.hashing import digest, digest_canonical
+from symtrace.model.hashing import content_digest, digest
 from symtrace.model.llm_wire import chat_messages, reply_message
 
 
@@ -103,16 +103,10 @@ class Event:
             response_hash = None
         elif not response_hash:
             response_hash = digest(self.response)
-        content = {
-            "type": self.type.value,
-            "lane": self.lane,
-            "request_hash": request_hash,
-            "response_hash": response_hash,
-        }
         changes: dict[str, Any] = {
             "request_hash": request_hash,
             "response_hash": response_hash,
-            "content_hash": digest_canonical(content),  # strings and None: canonical
+            "content_hash": content_digest(self.type, self.lane, request_hash, response_hash),
         }
         if meta is not None:
             changes["meta"] = meta

@@ -28,6 +28,18 @@ def digest_canonical(value: object) -> str:
     return digest_bytes(orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
 
 
+def content_digest(
+    event_type: str, lane: str, request_hash: str | None, response_hash: str | None
+) -> str:
+    """An event's `content_hash`: the digest of the fields that must agree when the event is
+    materialised again (*event_type*: its value, e.g. "agent_action"; an EventType is one)."""
+    return digest_bytes(orjson.dumps(
+        {"type": event_type, "lane": lane, "request_hash": request_hash,
+         "response_hash": response_hash},
+        option=orjson.OPT_SORT_KEYS,
+    ))
+
+
 def is_digest(text: object) -> bool:
     return (
         isinstance(text, str)

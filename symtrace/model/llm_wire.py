@@ -21,6 +21,7 @@ more branch here. Pure functions over JSON values: no I/O, no SDK imports.
 from __future__ import annotations
 
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -44,6 +45,7 @@ _SUFFIXES: tuple[tuple[str, WireFormat], ...] = (
 )
 
 
+@lru_cache(maxsize=256)  # a program calls a few endpoints, each format decided once per call
 def wire_format(method: str, path: str) -> WireFormat | None:
     """The LLM wire format of a request, or None when it is not an LLM call."""
     if method.upper() != "POST":

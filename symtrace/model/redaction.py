@@ -86,8 +86,13 @@ _WORD_START_PREFIXES = tuple(p for p in _SHAPE_PREFIXES if p != "PRIVATE KEY")
 _SHORT_TEXT = 128
 _Search = Callable[..., "re.Match[str] | None"]  # a compiled pattern's `search`
 _WORD_START_LITERALS = {p: re.compile(re.escape(p)).search for p in _WORD_START_PREFIXES}
+# Each search comes with a character every match of it holds: a text without it (one memchr
+# pass, ~20x faster than a literal search here) skips that search; ordinary prose and JSON
+# lack most of them ("B", "K"), so a new text is searched a few times, not five.
 _WORD_START_SEARCHES = tuple(
-    re.compile(p).search for p in ("sk-", "Bearer", "AKIA", "gh[pousr]_", "xox")
+    (guard, re.compile(p).search)
+    for guard, p in (("-", "sk-"), ("B", "Bearer"), ("K", "AKIA"), ("_", "gh[pousr]_"),
+                     ("x", "xox"))
 )
 _QUERY_HINTS = (
     "key=", "token=", "secret=", "password=", "passwd=", "sig=", "signature=", "auth=",
@@ -282,7 +287,7 @@ class Redactor:
         for value in self._by_value:
             if value in text:
                 return True
-        if "PRIVATE KEY" in text:
+        if "V" in text and "PRIVATE KEY" in text:  # a memchr pass first (see below)
             return True
         if len(text) < _SHORT_TEXT:
             for prefix in _WORD_START_PREFIXES:
@@ -290,7 +295,9 @@ class Redactor:
                                                      text.find(prefix)):
                     return True
         else:
-            for search in _WORD_START_SEARCHES:
+            for guard, search in _WORD_START_SEARCHES:
+                if guard not in text:
+                    continue
                 match = search(text)
                 if match is not None and _at_word_start(text, search, match.start()):
                     return True

@@ -34,14 +34,14 @@ from symtrace.errors import BundleWriteError, SessionError
 from symtrace.model.canonical import JSONValue
 from symtrace.model.events import Edge, Event, EventType
 from symtrace.model.redaction import Redactor
-from symtrace.record.frames import encode, raise_error, read_frame, write_all
+from symtrace.record.frames import encode, raise_error, read_frame
 
 PIPE_SIZE = 1 << 20  # bytes the pipe to the writer holds (Linux's default limit for a user)
 _F_SETPIPE_SZ = 1031  # fcntl.F_SETPIPE_SZ (Python 3.10+ names it; not on every platform)
 START_TIMEOUT = 60.0  # seconds the writer process has to start (import symtrace) and greet
 EXIT_TIMEOUT = 60.0  # seconds interpreter exit waits for the writer to write what it got
 _BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
-         "from symtrace.record.writer_process import main; sys.exit(main())")
+         "from symtrace.record.writer_process import main; sys.exit(main(int(sys.argv[2])))")
 
 
 class WriterProcess:
@@ -53,19 +53,33 @@ class WriterProcess:
         # program's sitecustomize, a `symtrace record` bootstrap); the package root is put
         # first so the same symtrace is imported whatever the program did to sys.path.
         # A session of its own: Ctrl-C and signals to the program's group do not reach it.
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", _BOOT, str(PACKAGE_ROOT)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            cwd="/", start_new_session=True, close_fds=True, bufsize=0,
-        )
+        # The wake-up pipe: see writer_process.Pause (its read end is the writer's only).
+        wake_read, self._wake = os.pipe()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-c", _BOOT, str(PACKAGE_ROOT), str(wake_read)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                cwd="/", start_new_session=True, close_fds=True, pass_fds=(wake_read,),
+                bufsize=0,
+            )
+        except BaseException:
+            os.close(self._wake)
+            raise
+        finally:
+            os.close(wake_read)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.pid = self.proc.pid
         self._out = self.proc.stdin.fileno()
         self._in = self.proc.stdout.fileno()
         with contextlib.suppress(OSError):  # a smaller pipe only means earlier back-pressure
             fcntl.fcntl(self._out, _F_SETPIPE_SZ, PIPE_SIZE)
+        # Non-blocking: a full pipe wakes the writer (it may be pausing) before waiting.
+        os.set_blocking(self._out, False)
+        os.set_blocking(self._wake, False)
         self._poll = select.poll()
         self._poll.register(self._in, select.POLLIN)
+        self._room = select.poll()
+        self._room.register(self._out, select.POLLOUT)
         self._lock = threading.Lock()
         self._seq = 0
         # Set in a forked child (at fork): checked per send instead of comparing os.getpid()
@@ -94,10 +108,24 @@ class WriterProcess:
             self._write(b"".join([self._numbered(frame) for frame in frames]))
 
     def _write(self, data: bytes) -> None:
+        """Write *data* whole; a full pipe wakes the writer process (which may be pausing,
+        writer_process.Pause) and waits until it made room: back-pressure, never a stall."""
+        view = memoryview(data)
         try:
-            write_all(self._out, data)
+            while view:
+                try:
+                    view = view[os.write(self._out, view):]
+                except BlockingIOError:
+                    self._wake_up()
+                    self._room.poll()  # room, or the reader gone (the next write says EPIPE)
         except OSError as exc:  # EPIPE: the writer process is gone
             raise self._died() from exc
+
+    def _wake_up(self) -> None:
+        """End the writer process's pause now (writer_process.Pause)."""
+        # full: a wake-up is pending already; gone: the frames' pipe says so
+        with contextlib.suppress(OSError):
+            os.write(self._wake, b"!")
 
     def request(self, frame: dict[str, Any], *before: dict[str, Any],
                 greeting: bool = False) -> dict[str, Any]:
@@ -110,6 +138,7 @@ class WriterProcess:
             data = b"".join([self._numbered(f) for f in (*before, frame)])
             seq = frame["seq"]
             self._write(data)
+            self._wake_up()  # answered now, not after the writer's pause
             deadline = time.monotonic() + START_TIMEOUT if greeting else None
             while True:
                 if deadline is not None and not self._poll.poll(
@@ -191,6 +220,7 @@ class WriterProcess:
             return
         with contextlib.suppress(OSError):
             self.proc.stdin.close()  # type: ignore[union-attr]
+        self._close_wake()  # its end of file ends the writer's pause at once
         if self._reap(timeout) is None:
             # still writing: left to end on its own; its CPU so far is what is known
             self.cpu_at_exit = _proc_cpu(self.pid)
@@ -219,6 +249,13 @@ class WriterProcess:
         for pipe in (self.proc.stdin, self.proc.stdout):
             with contextlib.suppress(OSError):
                 pipe.close()  # type: ignore[union-attr]
+        self._close_wake()
+
+    def _close_wake(self) -> None:
+        if self._wake >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._wake)
+            self._wake = -1
 
 
 def _proc_stat(pid: int) -> list[bytes]:
@@ -286,7 +323,7 @@ def _forgotten_in_child() -> None:
     null = os.open(os.devnull, os.O_RDWR)
     for process in _started:
         process.inherited = True
-        for fd in (process._out, process._in):
+        for fd in (process._out, process._in, process._wake):
             with contextlib.suppress(OSError):
                 os.dup2(null, fd)  # not closed: the pipe's file objects still own the numbers
     os.close(null)

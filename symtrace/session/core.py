@@ -34,7 +34,7 @@ from symtrace.model.events import (
     EventType,
     event_id,
 )
-from symtrace.model.hashing import digest, digest_canonical
+from symtrace.model.hashing import content_digest, digest, digest_canonical
 from symtrace.model.intervention import Intervention
 from symtrace.model.redaction import Redactor
 from symtrace.session import context
@@ -157,22 +157,30 @@ class Session:
             return event
 
     def _finished(self, ticket: Ticket, response: JSONValue) -> Event:
-        with self._lock:
-            self._open.pop(ticket.event_id, None)
-            # One walk of the result serves redaction and hashing: canonical as it is (what a
-            # parser returned), it is hashed as it is; redaction only replaces strings in it.
-            strings = json_strings(response)
-            try:  # what the program received: named secrets become restorable tokens
-                where = f"the result of {ticket.event_id}"
-                response = self.redactor.scrub_received(response, where, strings)
-            except RedactionError as exc:
-                self.refusal = str(exc)  # handed back: the parent keeps nothing of the bundle
-                raise
-            response_hash = digest_canonical(response) if strings is not None else None
-            if ticket.call.kind == LLM:
-                return self._emit_new(ticket, EventType.AGENT_ACTION, ticket.request, response,
-                                      response_hash)
-            return self._emit_tool_result(ticket, response, response_hash)
+        """finish() under the session's lock: redact and hash *response*, record the event."""
+        self._open.pop(ticket.event_id, None)
+        # One walk of the result serves redaction and hashing: canonical as it is (what a
+        # parser returned), it is hashed as it is; redaction only replaces strings in it.
+        strings = json_strings(response)
+        try:  # what the program received: named secrets become restorable tokens
+            where = f"the result of {ticket.event_id}"
+            response = self.redactor.scrub_received(response, where, strings)
+        except RedactionError as exc:
+            self.refusal = str(exc)  # handed back: the parent keeps nothing of the bundle
+            raise
+        response_hash = digest_canonical(response) if strings is not None else None
+        call = ticket.call
+        if call.kind == LLM:
+            meta = call.meta if ticket.completed is None else {**call.meta,
+                                                                COMPLETED: ticket.completed}
+            return self._record(ticket.event_id, ticket.position, EventType.AGENT_ACTION, call,
+                                ticket.parents, meta, ticket.request, response, response_hash)
+        return self._record(
+            self._next_id(EventType.TOOL_RESULT), self._next_position(), EventType.TOOL_RESULT,
+            call, (Edge(ticket.event_id, EdgeKind.DATA),),
+            {k: v for k, v in call.meta.items() if k in ("call_id", "tool")},
+            None, response, response_hash,
+        )
 
     def declare_final(self, value: JSONValue) -> None:
         with self._lock:
@@ -198,19 +206,8 @@ class Session:
                 return
             for ticket in sorted(self._open.values(), key=lambda t: t.position):
                 call = ticket.call
-                self._emit(
-                    Event(
-                        id=ticket.event_id,
-                        position=ticket.position,
-                        type=EventType.AGENT_ACTION,
-                        lane=call.attribution.lane,
-                        agent=call.attribution.agent,
-                        reason=call.attribution.reason,
-                        parents=ticket.parents,
-                        request=ticket.request,
-                        meta={**call.meta, ABANDONED: True},
-                    )
-                )
+                self._record(ticket.event_id, ticket.position, EventType.AGENT_ACTION, call,
+                             ticket.parents, {**call.meta, ABANDONED: True}, ticket.request)
             self._open.clear()
 
     # -- shared internals ----------------------------------------------------------------
@@ -230,20 +227,8 @@ class Session:
             if call.kind == LLM:
                 self._open[ident] = ticket
             if call.kind == TOOL:  # the tool_call node exists as soon as the call is made
-                self._emit(
-                    Event(
-                        id=ident,
-                        position=ticket.position,
-                        type=EventType.TOOL_CALL,
-                        lane=call.attribution.lane,
-                        agent=call.attribution.agent,
-                        reason=call.attribution.reason,
-                        parents=parents,
-                        request=request,
-                        meta=call.meta,
-                    ),
-                    request_hash=call.request_hash if request is call.request else None,
-                )
+                self._record(ident, ticket.position, EventType.TOOL_CALL, call, parents,
+                             call.meta, request)
             return ticket
 
     def reserve_completion(self) -> int:
@@ -252,53 +237,6 @@ class Session:
             rank = self._completions
             self._completions += 1
             return rank
-
-    def _emit_new(
-        self,
-        ticket: Ticket,
-        event_type: EventType,
-        request: JSONValue,
-        response: JSONValue,
-        response_hash: str | None = None,
-    ) -> Event:
-        call = ticket.call
-        meta = call.meta if ticket.completed is None else {**call.meta, COMPLETED: ticket.completed}
-        return self._emit(
-            Event(
-                id=ticket.event_id,
-                position=ticket.position,
-                type=event_type,
-                lane=call.attribution.lane,
-                agent=call.attribution.agent,
-                reason=call.attribution.reason,
-                parents=ticket.parents,
-                request=request,
-                response=response,
-                meta=meta,
-            ),
-            request_hash=call.request_hash if request is call.request else None,
-            response_hash=response_hash,
-        )
-
-    def _emit_tool_result(
-        self, ticket: Ticket, outcome: JSONValue, response_hash: str | None = None
-    ) -> Event:
-        call = ticket.call
-        ident = self._next_id(EventType.TOOL_RESULT)
-        return self._emit(
-            Event(
-                id=ident,
-                position=self._next_position(),
-                type=EventType.TOOL_RESULT,
-                lane=call.attribution.lane,
-                agent=call.attribution.agent,
-                reason=call.attribution.reason,
-                parents=(Edge(ticket.event_id, EdgeKind.DATA),),
-                response=outcome,
-                meta={k: v for k, v in call.meta.items() if k in ("call_id", "tool")},
-            ),
-            response_hash=response_hash,
-        )
 
     def adopt(self, record: Event) -> Event:
         """Make a recorded event part of this run (served by a replay, not run again).
@@ -315,12 +253,40 @@ class Session:
             self.events.append(event)
             return event
 
-    def _emit(
-        self, event: Event, request_hash: str | None = None, response_hash: str | None = None
+    def _record(
+        self,
+        ident: str,
+        position: int,
+        event_type: EventType,
+        call: BoundaryCall,
+        parents: tuple[Edge, ...],
+        meta: dict[str, Any],
+        request: JSONValue = None,
+        response: JSONValue = None,
+        response_hash: str | None = None,
     ) -> Event:
-        """Stamp, hash (with the digests already known), write and follow *event*."""
-        event = event.with_hashes(request_hash, meta=self._stamp(event),  # one copy, not two
-                                  response_hash=response_hash)
+        """Build *call*'s event once, stamped and hashed, then write and follow it.
+
+        The digests already known are not computed again: *request*'s when it is the call's
+        own (a boundary call hashes its request once, to match it), *response_hash*."""
+        stamped = self._stamp(event_type, meta)
+        if stamped is not None:
+            meta = stamped
+        if request is None:
+            request_hash = None
+        elif request is call.request and call.request_hash:
+            request_hash = call.request_hash
+        else:
+            request_hash = digest(request)
+        if response is None:
+            response_hash = None
+        elif not response_hash:
+            response_hash = digest(response)
+        lane = call.attribution.lane
+        event = Event(ident, position, event_type, lane, call.attribution.agent,
+                      call.attribution.reason, parents, request, request_hash, response,
+                      response_hash, meta,
+                      content_digest(event_type, lane, request_hash, response_hash))
         self.guarded(self.sink.emit, event)
         self.events.append(event)
         return event
@@ -341,14 +307,15 @@ class Session:
         Events are emitted when their result reaches the program, so the stamp is the global
         order in which results were delivered, across lanes: what replay reproduces.
         """
-        meta = self._stamp(event)
+        meta = self._stamp(event.type, event.meta)
         return event if meta is None else event.evolve(meta=meta)
 
-    def _stamp(self, event: Event) -> dict[str, Any] | None:
-        """The stamped meta `_stamped` gives *event*, or None when it takes no stamp."""
-        if event.type not in RESULT_TYPES or event.meta.get(ABANDONED) or COMPLETED in event.meta:
+    def _stamp(self, event_type: EventType, meta: dict[str, Any]) -> dict[str, Any] | None:
+        """The stamped meta of an event of *event_type* with *meta* (`_stamped`), or None
+        when it takes no stamp."""
+        if event_type not in RESULT_TYPES or meta.get(ABANDONED) or COMPLETED in meta:
             return None
-        return {**event.meta, COMPLETED: self.reserve_completion()}
+        return {**meta, COMPLETED: self.reserve_completion()}
 
     def _next_id(self, event_type: EventType) -> str:
         ordinal = self._ordinals.get(event_type, 0)

@@ -355,3 +355,33 @@ def test_a_refused_tool_call_is_refused_again_when_re_sent(tmp_path):
     writer.close()
     data = b"".join(p.read_bytes() for p in (tmp_path / "b").iterdir())
     assert secret.encode() not in data
+
+
+def test_a_re_sent_tool_call_is_found_without_parsing_its_text(monkeypatch):
+    """A message memoised by its JSON text holds the parse made when it was split: a hit
+    compares the re-sent object with it (a tuple is still refused), and parses nothing."""
+    from symtrace.bundle import blobs
+
+    call = {"role": "assistant", "content": None,
+            "tool_calls": [{"id": "c1", "type": "function",
+                            "function": {"name": "f", "arguments": '{"q": 1}'}}]}
+    plain = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+    memo = blobs.SplitMemo()
+    first = blobs.split({"messages": [*plain, call]}, lambda *_: None, memo)
+    memo.written()
+    again = orjson.loads(orjson.dumps({"messages": [*plain, call]}))  # new objects, same content
+    parses: list[bytes] = []
+    real_loads = blobs.orjson.loads
+    monkeypatch.setattr(blobs.orjson, "loads", lambda text: parses.append(text) or real_loads(text))
+    assert blobs.split(again, lambda *_: None, memo) == first
+    assert parses == []
+    as_tuple = {**call, "tool_calls": tuple(call["tool_calls"])}
+    kept: dict[str, bytes] = {}
+    want: dict[str, bytes] = {}
+    value = {"messages": [*plain, as_tuple]}
+
+    def keep(ref: str, data: bytes, clean: bool = False) -> None:
+        kept.setdefault(ref, data)
+
+    assert blobs.split(value, keep, memo) == reference_split(value, want)
+    assert kept == want

@@ -3,7 +3,10 @@ the writer choice, the writer lock."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import random
+import select
 import threading
 import time
 
@@ -14,8 +17,8 @@ from symtrace.errors import BundleWriteError, RedactionError, UsageError
 from symtrace.model.events import Edge, EdgeKind, Event, EventType
 from symtrace.model.redaction import Redactor
 from symtrace.record import frames, sinks
-from symtrace.record.offload import OffloadedSink
-from symtrace.record.writer_process import Recording
+from symtrace.record.offload import OffloadedSink, WriterProcess
+from symtrace.record.writer_process import PAUSE_MS, Pause, Recording
 
 
 def test_frames_round_trip_and_a_torn_frame_is_end_of_file():
@@ -93,6 +96,98 @@ def test_the_frame_reader_reads_bursts_and_frames_larger_than_its_chunk():
     sender.join()
     os.close(read)
     assert got == [0, 1, 2, 3]  # then a torn frame: end of file
+
+
+def test_the_frame_reader_keeps_frames_whole_across_reads_compaction_and_growth():
+    """Frames of random sizes arriving in random pieces, through a small buffer: a frame's
+    start moved to the front of the buffer (overlapping), the buffer grown past a large one."""
+    rng = random.Random(7)
+    sent = [{"n": i, "pad": "é" * rng.choice((0, 1, 30, 200, 3000))} for i in range(300)]
+    data = b"".join(frames.encode(frame) for frame in sent)
+    read, write = os.pipe()
+
+    def send() -> None:
+        at = 0
+        while at < len(data):
+            step = rng.randint(1, 700)
+            frames.write_all(write, data[at:at + step])
+            at += step
+        os.close(write)
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    reader = frames.FrameReader(read, chunk=64)
+    got = []
+    while (frame := reader.next()) is not None:
+        got.append(frame)
+    sender.join()
+    os.close(read)
+    assert got == sent
+
+
+def test_the_writer_pauses_unless_woken_and_no_more_once_the_program_ended():
+    read, write = os.pipe()
+    pause = Pause(read)
+    started = time.monotonic()
+    pause()  # nothing came: the whole pause
+    assert time.monotonic() - started >= 0.9 * PAUSE_MS / 1000
+    os.write(write, b"!!")  # two wake-ups pending: one ends this pause, none is left
+    started = time.monotonic()
+    pause()
+    assert time.monotonic() - started < PAUSE_MS / 1000 / 2
+    started = time.monotonic()
+    pause()
+    assert time.monotonic() - started >= 0.9 * PAUSE_MS / 1000
+    os.close(write)  # the program ended
+    pause()
+    assert pause.fd is None
+    started = time.monotonic()
+    pause()
+    assert time.monotonic() - started < PAUSE_MS / 1000 / 2
+    os.close(read)
+
+
+def test_a_full_pipe_wakes_the_writer_before_waiting_for_room():
+    """A writer pausing reads nothing until woken: the program's write must wake it."""
+    out_read, out_write = os.pipe()
+    wake_read, wake_write = os.pipe()
+    process = object.__new__(WriterProcess)  # only its pipes: no writer process behind
+    process._out, process._wake = out_write, wake_write
+    os.set_blocking(out_write, False)
+    os.set_blocking(wake_write, False)
+    process._room = select.poll()
+    process._room.register(out_write, select.POLLOUT)
+    data = bytes(range(256)) * (4 * fcntl.fcntl(out_write, 1032) // 256)  # F_GETPIPE_SZ
+    result = []
+
+    def pausing_reader() -> None:
+        woken = select.select([wake_read], [], [], 10.0)[0]
+        got = bytearray()
+        while len(got) < len(data):
+            got += os.read(out_read, 1 << 20)
+        result.append((bool(woken), bytes(got)))
+
+    reader = threading.Thread(target=pausing_reader)
+    reader.start()
+    process._write(data)
+    reader.join()
+    assert result == [(True, data)]
+    for fd in (out_read, out_write, wake_read, wake_write):
+        os.close(fd)
+
+
+def test_a_request_is_answered_without_waiting_for_the_writers_pause():
+    process = WriterProcess()
+    try:
+        took = []
+        for _ in range(5):
+            started = time.monotonic()
+            process.request({"op": "hello"})
+            took.append(time.monotonic() - started)
+        assert sorted(took)[2] < PAUSE_MS / 1000 / 2
+    finally:
+        process.end()
+    assert process.proc.returncode == 0
 
 
 class _Pipe:

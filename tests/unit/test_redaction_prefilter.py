@@ -65,7 +65,11 @@ def test_the_prefilters_prefix_searches_are_the_word_start_prefixes():
     # every string of the prefixes' lengths over their characters, found by the searches
     chars = sorted(set("".join(prefixes)) | set(string.ascii_lowercase))
     found = set()
-    for search in redaction._WORD_START_SEARCHES:
+    for guard, search in redaction._WORD_START_SEARCHES:
+        for prefix in prefixes:
+            match = search(prefix)
+            if match is not None:  # a text without the guard is never searched
+                assert guard in match.group(), (guard, prefix)
         for prefix in prefixes:
             match = search(prefix)
             if match is not None and match.span() == (0, len(prefix)):

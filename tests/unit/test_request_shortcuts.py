@@ -247,6 +247,46 @@ def test_echoed_ids_copy_on_write_equals_the_plain_definition(seed):
             assert (new is old) != carries_ids
 
 
+def echo_item(rng: random.Random) -> Any:
+    """A message or input item of any format, with or without echoed ids (or look-alikes)."""
+    roll = rng.random()
+    if roll < 0.3:
+        return chat_message(rng)
+    if roll < 0.5:  # Responses: function calls and their outputs carry call_id
+        return rng.choice([
+            {"type": "function_call", "call_id": rng.choice(["c1", "c2", 5]), "name": "f"},
+            {"type": "function_call_output", "call_id": "c1", "output": "ok"},
+            {"type": "message", "role": "user", "content": "hi"}])
+    if roll < 0.8:  # Anthropic: tool_use / tool_result blocks, one without its id
+        blocks = rng.choice([
+            [{"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}],
+            [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "r"}],
+            [{"type": "tool_result", "content": "no id"}],
+            [{"type": "text", "text": "plain"}]])
+        return {"role": rng.choice(["user", "assistant"]), "content": blocks}
+    return {"role": "user", "content": "no ids", "meta": {"call_id": "nested"}}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_scanned_request_rewrites_echoed_ids_as_the_full_rewrite_does(seed):
+    """Skipping the rewrite when no echoed-id key occurs never changes a request's key."""
+    rng = random.Random(seed)
+    paths = ["/v1/chat/completions", "/v1/responses", "/v1/messages", "/api"]
+    for i in range(400):
+        items = [echo_item(rng) for _ in range(rng.randint(0, 5))]
+        body: Any = {"model": "m", rng.choice(["messages", "input"]): items}
+        path = rng.choice(paths)
+        snapshot = orjson.dumps(body)
+        request, strings = canonical.scanned_http_request("post", path, "", body)
+        full = normalise_echoed_ids({"method": "POST", "path": path, "query": "",
+                                     "body": as_json_value(body)})
+        assert orjson.dumps(request) == orjson.dumps(full), i
+        assert orjson.dumps(body) == snapshot, "the body was changed in place"
+        if strings is not None:
+            assert request["body"] is body
+            assert Counter(strings) == Counter(every_string(request)), i
+
+
 # -- the exchange's request: canonical, redacted, hashed as the plain path does it -------------
 class _Seam:
     library = "httpx"

@@ -154,19 +154,26 @@ class Exchange:
         error = {"type": type(exc).__name__, "module": type(exc).__module__, "message": str(exc)}
         self._finish(ticket, {"error": error})
 
-    def completed(self, ticket: Ticket, status: int, headers: Any, content: bytes) -> None:
+    def completed(self, ticket: Ticket, status: int, headers: Any, content: bytes, *,
+                  kept: bool = False) -> None:
+        """Record a plain response. *kept*: *headers* is already `kept_headers` of the
+        response's (a dict the seam made with `kept_header_items`), not the library's own."""
         try:
             body: JSONValue = orjson.loads(content) if content else None
         except orjson.JSONDecodeError:
             body = {"$text": content.decode("utf-8", "replace")}
-        self._finish(ticket, {"status": status, "headers": kept_headers(headers), "body": body})
+        self._finish(ticket, {"status": status,
+                              "headers": headers if kept else kept_headers(headers),
+                              "body": body})
 
     def tap(self, ticket: Ticket, status: int, headers: Any,
-            decode: Callable[[bytes], bytes] | None = None) -> StreamTap:
+            decode: Callable[[bytes], bytes] | None = None, *, kept: bool = False) -> StreamTap:
         """A tap for a live stream: the seam feeds it the chunks the program reads.
 
-        *decode* undoes a content-encoding (the recorded chunks are what the SDK parsed)."""
-        return StreamTap(self, ticket, status, kept_headers(headers), decode)
+        *decode* undoes a content-encoding (the recorded chunks are what the SDK parsed);
+        *kept* as in `completed`."""
+        return StreamTap(self, ticket, status, headers if kept else kept_headers(headers),
+                         decode)
 
     def streamed(self, ticket: Ticket, status: int, headers: Any, chunks: list[bytes]) -> None:
         """Record a stream response: its chunks (served one by one) and the assembled object."""
@@ -259,9 +266,10 @@ def _to_call(wire: WireRequest, fmt: WireFormat | None, session: Session,
     # scanned_http_request returns canonical data, scrubbing only replaces strings in it:
     # the request is hashed as it is, not canonicalised a second time.
     if fmt is not None:
-        return BoundaryCall.make(LLM, http, {**meta, "wire_format": fmt.value}, canonical=True)
-    return BoundaryCall.make(TOOL, canonical_tool_call("http", http), {**meta, "tool": "http"},
-                             canonical=True)
+        meta["wire_format"] = fmt.value
+        return BoundaryCall.make(LLM, http, meta, canonical=True)
+    meta["tool"] = "http"
+    return BoundaryCall.make(TOOL, canonical_tool_call("http", http), meta, canonical=True)
 
 
 def _parse_body(content: bytes) -> JSONValue | bytes | None:

@@ -78,7 +78,8 @@ class HttpxSeam:
                 return seam.teed(response, seam.tap(exchange, ticket, response, headers))
             response.read()  # cached: the program's read returns this content (no re-wrap)
             response.elapsed = timedelta(seconds=perf_counter() - started)
-            exchange.completed(ticket, response.status_code, headers, response.content)
+            exchange.completed(ticket, response.status_code, headers, response.content,
+                               kept=True)
             return response
 
         return handle_request
@@ -111,7 +112,8 @@ class HttpxSeam:
             await response.aread()  # cached: the program's read returns this content
             response.elapsed = timedelta(seconds=perf_counter() - started)
             await session.ahand_off()  # the response reaches the program in its turn
-            exchange.completed(ticket, response.status_code, headers, response.content)
+            exchange.completed(ticket, response.status_code, headers, response.content,
+                               kept=True)
             return response
 
         return handle_async_request
@@ -149,7 +151,7 @@ class HttpxSeam:
             def decode(data: bytes) -> bytes:
                 return self.lib.Response(200, headers={"content-encoding": encoding},
                                          content=data).read()
-        return exchange.tap(ticket, response.status_code, headers, decode)
+        return exchange.tap(ticket, response.status_code, headers, decode, kept=True)
 
     def teed(self, response: Any, tap: StreamTap) -> Any:
         """*response* with its unread stream fed through *tap* (its stream replaced, as the
