@@ -385,3 +385,17 @@ def test_a_re_sent_tool_call_is_found_without_parsing_its_text(monkeypatch):
 
     assert blobs.split(value, keep, memo) == reference_split(value, want)
     assert kept == want
+
+
+def test_the_writer_takes_every_field_of_the_event_record():
+    """The writer makes the line from an event's fields without Event.to_json: the fields it
+    takes must be the record's, in seal.EVENT_FIELDS order (a field added to the record and
+    not to the writer fails here, not only in the bytes)."""
+    from symtrace.bundle.seal import EVENT_FIELDS
+    from symtrace.bundle.writer import _line_fields
+
+    assert tuple(sorted(FIELDS)) == EVENT_FIELDS
+    for event in events(4, count=30):
+        record = event.to_json()
+        assert _line_fields(event, event.request, event.response) == tuple(
+            record[key] for key in EVENT_FIELDS)
