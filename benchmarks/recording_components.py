@@ -9,7 +9,8 @@ process) in sessions of the chosen variant, the first two sessions as warm-up, a
 call:
 
 * this process's CPU (`time.process_time`, all threads) and the garbage collector's share of it
-  (`gc.callbacks`);
+  (`gc.callbacks`; the collector is pinned before each session, `gc.collect()` + `gc.freeze()`,
+  as in `recording_overhead.py`);
 * the CPU of the processes the recorder started (symtrace's writer process), from /proc;
 * for each component (a function or method, wrapped at class level): main-thread CPU
   (`time.thread_time_ns`) from its entry to its return, *including what it calls* and
@@ -175,6 +176,11 @@ def main(argv: list[str]) -> int:
                 cpu, writer = 0.0, 0
             cell = workdir / f"s{session}"
             cell.mkdir()
+            # as recording_overhead.py pins the collector before each cell: without it the
+            # objects kept by earlier sessions make later collections costlier and the GC
+            # share of whichever variant runs longest is overstated
+            gc.collect()
+            gc.freeze()
             before = children.sample()
             t0 = time.process_time()
             with ro.VARIANTS[args.variant](cell):
