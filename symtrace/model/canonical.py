@@ -222,7 +222,7 @@ def canonical_http_request(
         content: JSONValue = {"$bytes": bytes(body).decode("utf-8", "replace")}
     else:
         content = as_json_value(body)
-    return _http_request(method, path, query, content)
+    return normalise_echoed_ids(_envelope(method, path, query, content))
 
 
 def scanned_http_request(
@@ -235,7 +235,7 @@ def scanned_http_request(
     if found is None:
         return canonical_http_request(method, path, query, body), None
     strings, keys = found
-    request = {"method": method.upper(), "path": path, "query": query, "body": body}
+    request = _envelope(method, path, query, body)
     # Outside Anthropic's format, an echoed id is the value of one of these keys: a body
     # without any (a conversation without tool calls) is left as it is, unsearched.
     if (not _ECHOED_ID_KEYS.isdisjoint(keys)
@@ -254,9 +254,9 @@ def scanned_http_request(
 _ECHOED_ID_KEYS = frozenset({"tool_calls", "tool_call_id", "call_id"})
 
 
-def _http_request(method: str, path: str, query: str, content: JSONValue) -> dict[str, JSONValue]:
-    request = {"method": method.upper(), "path": path, "query": query, "body": content}
-    return normalise_echoed_ids(request)
+def _envelope(method: str, path: str, query: str, content: JSONValue) -> dict[str, JSONValue]:
+    """An HTTP boundary call's request before its echoed ids are normalised."""
+    return {"method": method.upper(), "path": path, "query": query, "body": content}
 
 
 def canonical_tool_call(name: str, arguments: object) -> dict[str, JSONValue]:

@@ -41,6 +41,25 @@ class EdgeKind(StrEnum):
     CONTROL = "control"  # lane order: the source came before the target in the same lane
 
 
+
+def event_hashes(
+    event_type: EventType, lane: str, request: JSONValue, response: JSONValue,
+    request_hash: str | None = None, response_hash: str | None = None,
+) -> tuple[str | None, str | None, str]:
+    """The request, response and content hashes of an event with this content (what
+    `Event.with_hashes` sets; the session builds its events with them at once). A digest the
+    caller already computed (*request_hash*, *response_hash*) is not computed again."""
+    if request is None:
+        request_hash = None
+    elif not request_hash:
+        request_hash = digest(request)
+    if response is None:
+        response_hash = None
+    elif not response_hash:
+        response_hash = digest(response)
+    return request_hash, response_hash, content_digest(event_type, lane, request_hash,
+                                                        response_hash)
+
 @dataclass(frozen=True, slots=True)
 class Edge:
     source: str
@@ -95,18 +114,12 @@ class Event:
         recording does not hash it again). *meta*: a new `meta` for the same copy (the
         session stamps and hashes a recorded event at once; meta is not part of any hash).
         """
-        if self.request is None:
-            request_hash = None
-        elif not request_hash:
-            request_hash = digest(self.request)
-        if self.response is None:
-            response_hash = None
-        elif not response_hash:
-            response_hash = digest(self.response)
+        request_hash, response_hash, content_hash = event_hashes(
+            self.type, self.lane, self.request, self.response, request_hash, response_hash)
         changes: dict[str, Any] = {
             "request_hash": request_hash,
             "response_hash": response_hash,
-            "content_hash": content_digest(self.type, self.lane, request_hash, response_hash),
+            "content_hash": content_hash,
         }
         if meta is not None:
             changes["meta"] = meta

@@ -32,9 +32,10 @@ from symtrace.model.events import (
     EdgeKind,
     Event,
     EventType,
+    event_hashes,
     event_id,
 )
-from symtrace.model.hashing import content_digest, digest, digest_canonical
+from symtrace.model.hashing import digest, digest_canonical
 from symtrace.model.intervention import Intervention
 from symtrace.model.redaction import Redactor
 from symtrace.session import context
@@ -272,21 +273,13 @@ class Session:
         stamped = self._stamp(event_type, meta)
         if stamped is not None:
             meta = stamped
-        if request is None:
-            request_hash = None
-        elif request is call.request and call.request_hash:
-            request_hash = call.request_hash
-        else:
-            request_hash = digest(request)
-        if response is None:
-            response_hash = None
-        elif not response_hash:
-            response_hash = digest(response)
         lane = call.attribution.lane
+        request_hash, response_hash, content_hash = event_hashes(
+            event_type, lane, request, response,
+            call.request_hash if request is call.request else None, response_hash)
         event = Event(ident, position, event_type, lane, call.attribution.agent,
                       call.attribution.reason, parents, request, request_hash, response,
-                      response_hash, meta,
-                      content_digest(event_type, lane, request_hash, response_hash))
+                      response_hash, meta, content_hash)
         self.guarded(self.sink.emit, event)
         self.events.append(event)
         return event
