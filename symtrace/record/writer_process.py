@@ -75,10 +75,24 @@ class Recording:
             return {"seq": seq, "error": self.failure}
         return {"seq": seq, "ok": True}
 
+    def flush(self, seq: int) -> dict[str, Any] | None:
+        """Write what the events applied so far appended (BundleWriter.hold): called when
+        every frame received is applied, before the writer waits for more. A failure is
+        this recording's failure, answered at once (unsolicited, as *seq*'s)."""
+        if self.failure is not None or self.writer is None:
+            return None
+        try:
+            self.writer.flush()
+        except Exception as exc:  # noqa: BLE001 - every failure is reported, typed
+            self.failure = _failure(exc, "event")
+            return {"seq": seq, "error": self.failure, "unsolicited": True}
+        return None
+
     # -- operations ------------------------------------------------------------------------
     def op_reopen(self, frame: dict[str, Any]) -> None:
         redactor = Redactor(tuple((name, value) for name, value in frame["named"]))
         self.writer = BundleWriter.reopen(frame["path"], redactor=redactor)
+        self.writer.hold()  # written when the burst is applied (flush)
 
     def op_hello(self, frame: dict[str, Any]) -> None:
         """Answered once the process runs (symtrace imported)."""
@@ -177,19 +191,32 @@ class Pause:
             self.fd = None
 
 
+def _answer(answer: dict[str, Any] | None) -> None:
+    if answer is not None:
+        try:
+            write_all(STDOUT, encode(answer))
+        except BrokenPipeError:
+            pass  # the program is gone: keep applying what it sent
+
+
 def main(wake: int | None = None) -> int:
     """*wake*: the wake-up pipe's read end (see Pause); None: read as frames come."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the program's to handle
     recording = Recording()
+    pause = None if wake is None else Pause(wake)
+    seq = 0
+
+    def idle() -> None:
+        """Everything received is applied: write it (one write per file), then pause."""
+        _answer(recording.flush(seq))
+        if pause is not None:
+            pause()
+
     try:
-        frames = FrameReader(STDIN, pause=None if wake is None else Pause(wake))
+        frames = FrameReader(STDIN, pause=idle)
         while (frame := frames.next()) is not None:
-            answer = recording.apply(frame)
-            if answer is not None:
-                try:
-                    write_all(STDOUT, encode(answer))
-                except BrokenPipeError:
-                    pass  # the program is gone: keep applying what it sent
+            seq = frame["seq"]
+            _answer(recording.apply(frame))
     except BaseException as exc:  # noqa: BLE001 - a bug here must still say what happened
         detail = {"type": "BundleWriteError",
                   "message": f"the writer process failed: {type(exc).__name__}: {exc}\n"
