@@ -87,6 +87,23 @@ def test_a_failed_write_of_held_events_is_the_recordings_failure(tmp_path, monke
     wait_unlocked(tmp_path / "b", timeout=0)
 
 
+def test_the_writer_process_pins_its_collector():
+    """pin_collector (run first by the writer process): imports frozen, young collections
+    every GC_THRESHOLD0 allocations, older generations' thresholds kept."""
+    import gc
+
+    from symtrace.record.writer_process import GC_THRESHOLD0, pin_collector
+
+    before = gc.get_threshold()
+    try:
+        pin_collector()
+        assert gc.get_freeze_count() > 0
+        assert gc.get_threshold() == (GC_THRESHOLD0, *before[1:])
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+
+
 def test_the_writer_choice(monkeypatch):
     assert sinks.chosen() == "process"
     monkeypatch.setenv("SYMTRACE_WRITER", "inline")
