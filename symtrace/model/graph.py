@@ -179,10 +179,19 @@ class GraphBuilder:
             # = `text in request_text(request)` for each of the latest producers, without
             # rescanning the re-sent history on every call (symtrace.model.quotes)
             lo = max(0, len(self._quoted) - MAX_QUOTED_PRODUCERS)
-            found, near = self._quoted.quoted_apart(parts, lo)
-            if found:
-                for source in self._quote_sources(found, near, parts, lane, causes):
-                    out.setdefault(source, "quote")
+            scan = self._quoted.scan(parts, lo)
+            inside, maybe = scan[0], scan[1]
+            quoted_by = self._quoted_by
+            # the quotes add only producers of these texts: when each is a source already
+            # (a conversation's earlier replies, re-sent whole: their values found them),
+            # they change nothing, and which of them are quoted in their own right need not
+            # be settled
+            if any(quoted_by[i] not in out for i in inside) or any(
+                    quoted_by[i] not in out for i in maybe):
+                found, near = self._quoted.settle(parts, scan, lo)
+                if found:
+                    for source in self._quote_sources(found, near, parts, lane, causes):
+                        out.setdefault(source, "quote")
         return out
 
     def _chat_values(self, request: dict[str, Any], lane: str, causes: Sequence[str]
