@@ -130,8 +130,9 @@ class GraphBuilder:
             previous = self._lane_last.get(lane)
             if previous is not None and previous not in edges and previous not in implied:
                 edges[previous] = EdgeKind.CONTROL
-            edges.update(cause_edges(event_id, lane, dispatched_by, self._lane_last,
-                                     self._parents, edges))
+            if dispatched_by:  # (a turn the program started names none)
+                edges.update(cause_edges(event_id, lane, dispatched_by, self._lane_last,
+                                         self._parents, edges))
             self._lane_last[lane] = event_id
             self._parents[event_id] = frozenset(edges)
             self._order.setdefault(event_id, len(self._order))
@@ -204,7 +205,7 @@ class GraphBuilder:
         gets a new producer (_register()); a value produced several times is resolved per
         call, in the call's causal context.
         """
-        values: set[str] = set()
+        singles: list[frozenset[str]] = []  # (one union of them all: cheaper than an update each)
         several: list[tuple[str, ...]] = []
         parts: list[str] = []
         part_sets: list[frozenset[str]] = []
@@ -214,12 +215,10 @@ class GraphBuilder:
             content = message.get("content")
             text = content if type(content) is str else text_of(content)  # (inlined: per message)
             if text:
-                known = messages.get(text)
-                if known is None:
-                    known = self._learn(text)
+                known = messages.get(text) or self._learn(text)
                 if known.single is None:
                     self._resolve(known)
-                values.update(known.single)  # type: ignore[arg-type]  # resolved above
+                singles.append(known.single)  # type: ignore[arg-type]  # resolved above
                 if known.several:
                     several.extend(known.several)
                 if known.part:
@@ -232,6 +231,7 @@ class GraphBuilder:
             producers = self._producers.get(fp) if fp else None
             if producers:
                 several.append(producers)
+        values: set[str] = set().union(*singles)
         if several:
             values.update(self._latest_related(several, lane, causes))
         return values, parts, part_sets
