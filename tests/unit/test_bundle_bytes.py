@@ -437,3 +437,29 @@ def test_the_writer_takes_every_field_of_the_event_record():
         record = event.to_json()
         assert _line_fields(event, event.request, event.response) == tuple(
             record[key] for key in EVENT_FIELDS)
+
+
+def test_the_seals_digest_and_counts_equal_the_plain_definitions():
+    """format.events_digest skips the canonicalising walk when every id, hash and parent id
+    is a string; counts_of reads each enum's value at once: neither may change the manifest
+    (an id a bundle on disk stores as 1.0 still digests as the walk makes it, as 1)."""
+    from collections import Counter
+
+    from symtrace.bundle.format import counts_of, events_digest
+    from symtrace.model.hashing import digest
+
+    def plain_digest(drawn: list[Event]) -> str:
+        ordered = sorted(drawn, key=lambda e: e.position)
+        return digest([[e.id, e.content_hash, list(e.parent_ids)] for e in ordered])
+
+    for seed in range(3):
+        drawn = events(seed, count=30)
+        random.Random(seed).shuffle(drawn)
+        assert events_digest(drawn) == plain_digest(drawn)
+        want = dict(Counter(e.type.value for e in drawn), events=len(drawn))
+        assert counts_of(drawn) == dict(sorted(want.items()))
+    odd = [Event(1.0, 0, EventType.AGENT_ACTION, "main"),  # type: ignore[arg-type]
+           Event("b", 1, EventType.TOOL_CALL, "main", parents=(Edge(2.0, EdgeKind.DATA),))]  # type: ignore[arg-type]
+    assert events_digest(odd) == plain_digest(odd)
+    assert events_digest(odd) != events_digest([Event("1.0", 0, EventType.AGENT_ACTION, "main"),
+                                                odd[1]])
