@@ -65,11 +65,11 @@ class QuoteIndex:
             self.texts.append(text)
             if len(text) < self._shortest:
                 self._shortest = len(text)
+            words = text.split(" ")
             # a text without a space covers no junction: None tells it (_check_junction())
-            self._firsts.append(text.split(" ", 1)[0] if " " in text else None)
-            self._lasts.append(text.rsplit(" ", 1)[-1])
-            inner = text.split(" ")[1:-1]
-            self._keys.append(max(inner, key=len) if inner else None)
+            self._firsts.append(words[0] if len(words) > 1 else None)
+            self._lasts.append(words[-1])
+            self._keys.append(max(words[1:-1], key=len) if len(words) > 2 else None)
             return len(self.texts) - 1
 
     def __len__(self) -> int:
