@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from symtrace.errors import BundleFormatError, UnsupportedBundleVersion
 from symtrace.model.events import Event
-from symtrace.model.hashing import digest
+from symtrace.model.hashing import digest, digest_canonical
 
 FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
@@ -47,14 +50,31 @@ def check_manifest(data: Any, where: str) -> dict[str, Any]:
 
 
 def events_digest(events: list[Event]) -> str:
-    """One digest over the whole trajectory: content hashes and parents, in observed order."""
-    ordered = sorted(events, key=lambda e: e.position)
-    return digest([[e.id, e.content_hash, list(e.parent_ids)] for e in ordered])
+    """One digest over the whole trajectory: content hashes and parents, in observed order.
+
+    Every seal computes it over all of a bundle's events: when ids, hashes and parent ids
+    are all strings (always, unless a bundle on disk says otherwise) the rows are canonical
+    as they are, and are serialised without the canonicalising walk (digest_canonical, the
+    same bytes); anything else takes `digest`'s walk."""
+    ordered = sorted(events, key=_POSITION)
+    ids = [e.id for e in ordered]
+    hashes = [e.content_hash for e in ordered]
+    parents = [[edge.source for edge in e.parents] for e in ordered]
+    rows = [list(row) for row in zip(ids, hashes, parents, strict=True)]
+    if _STR.issuperset(map(type, ids)) and _STR.issuperset(map(type, hashes)) and (
+            _STR.issuperset(map(type, chain.from_iterable(parents)))):
+        return digest_canonical(rows)
+    return digest(rows)
+
+
+_POSITION = attrgetter("position")
+_STR = frozenset((str,))
 
 
 def counts_of(events: list[Event]) -> dict[str, int]:
-    """The manifest's `counts`: events in all, and per type."""
+    """The manifest's `counts`: events in all, and per type (an enum's `_value_` is a plain
+    attribute; `value` is a property)."""
     counts: dict[str, int] = {"events": len(events)}
-    for event in events:
-        counts[event.type.value] = counts.get(event.type.value, 0) + 1
+    for kind, count in Counter(event.type._value_ for event in events).items():
+        counts[kind] = count
     return dict(sorted(counts.items()))

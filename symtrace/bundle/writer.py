@@ -84,6 +84,7 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
 
 
 LOCK_TIMEOUT = 60.0  # seconds a writer waits for another writer to release the bundle
+HOLD_BYTES = 1 << 20  # a holding writer writes once this much is held (see BundleWriter.hold)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -119,6 +120,10 @@ class BundleWriter:
         self._split_memo = blobs.SplitMemo()  # a conversation re-sends its messages
         self._dir = self.path
         self._files: dict[str, IO[bytes]] = {}
+        # Appends kept for one write per file (see hold): pack lines, event lines, sums lines.
+        self._holding = False
+        self._held: tuple[list[bytes], list[bytes], list[bytes]] = ([], [], [])
+        self._held_bytes = 0
 
     # -- lifecycle -----------------------------------------------------------------------
     @classmethod
@@ -180,9 +185,28 @@ class BundleWriter:
         return bool(self._files)
 
     def close(self) -> None:
-        """Stop writing without sealing (another process continues or seals)."""
+        """Stop writing without sealing (another process continues or seals). Held appends
+        are written first (BundleWriteError if they cannot be; the files are closed then)."""
         with self._lock:
-            self._close_files(durable=False)
+            try:
+                self._write_held()
+            finally:
+                self._close_files(durable=False)
+
+    def hold(self) -> None:
+        """Keep what each event appends in memory until `flush()` (or close, seal, abort, or
+        HOLD_BYTES held), then write it with one write per file: the writer process applies
+        the frames of a burst and flushes when it has applied all it received, so each file
+        gets one write per burst instead of one per event (two syscalls per event were ~12 %
+        of `write_event` on a conversation call). Until then a held event is not in the
+        files: a kill of this process loses it, as it loses frames read and not yet applied.
+        Without hold (inline recording) an event is written before write_event returns."""
+        self._holding = True
+
+    def flush(self) -> None:
+        """Write the held appends (BundleWriteError if they cannot be written)."""
+        with self._lock:
+            self._write_held()
 
     def finalize(self, **updates: Any) -> None:
         """Seal the bundle: counts, digests, `complete` (True unless given), root digest.
@@ -196,6 +220,7 @@ class BundleWriter:
             self.manifest["events_digest"] = events_digest(self.events)
             self.manifest.setdefault("complete", True)
             self.manifest.pop(DIGEST, None)
+            self._write_held()
             try:
                 stdout_path = self._dir / STDOUT
                 stdout = stdout_path.read_bytes() if stdout_path.exists() else None
@@ -229,6 +254,9 @@ class BundleWriter:
     def abort(self) -> None:
         """Drop a staged bundle; a non-staged one stays, unsealed and incomplete."""
         with self._lock:
+            if not self.staging:  # what was applied stays, as an inline writer left it
+                with contextlib.suppress(BundleWriteError):
+                    self._write_held()
             self._close_files(durable=False)
             if self.staging:
                 shutil.rmtree(self._dir, ignore_errors=True)
@@ -251,18 +279,52 @@ class BundleWriter:
                 raise
             if not self._files:
                 raise BundleWriteError(f"cannot append to {self.path}: the writer is closed")
-            try:
-                if added.refs:
-                    self._append(PACK, b"".join(added.pack))
-                self._append(EVENTS, line + b"\n")
-                # Not flushed per event: a sums line only locates damage in a sealed bundle,
-                # and one missing after a kill is recomputed from its event line (reopen).
-                self._files[SUMS].write(sums + b"\n")
-            except OSError as exc:
-                raise BundleWriteError(f"cannot append to {self.path}: {exc}") from exc
-            self._split_memo.written()  # this event's blobs are in the pack
+            if self._holding:
+                self._hold(added.pack, line, sums)
+            else:
+                self._write_now(added.pack, line, sums)
+            self._split_memo.written()  # this event's blobs are in the pack (or held for it)
             self._known_blobs.update(added.refs)
             self.events.append(event)
+
+    def _write_now(self, pack: list[bytes], line: bytes, sums: bytes) -> None:
+        try:
+            if pack:
+                self._append(PACK, b"".join(pack))
+            self._append(EVENTS, line + b"\n")
+            # Not flushed per event: a sums line only locates damage in a sealed bundle,
+            # and one missing after a kill is recomputed from its event line (reopen).
+            self._files[SUMS].write(sums + b"\n")
+        except OSError as exc:
+            raise BundleWriteError(f"cannot append to {self.path}: {exc}") from exc
+
+    def _hold(self, pack: list[bytes], line: bytes, sums: bytes) -> None:
+        held_pack, held_events, held_sums = self._held
+        held_pack += pack
+        held_events.append(line + b"\n")
+        held_sums.append(sums + b"\n")
+        self._held_bytes += len(line) + sum(map(len, pack))
+        if self._held_bytes >= HOLD_BYTES:
+            self._write_held()
+
+    def _write_held(self) -> None:
+        """Write the held appends in the order an inline writer leaves them on disk: every
+        pack line before the event lines that name them, sums lines last (a sums line never
+        precedes its event line: reopen rebuilds missing ones, refuses extra ones)."""
+        pack, events, sums = self._held
+        if not events:
+            return
+        self._held = ([], [], [])
+        self._held_bytes = 0
+        if not self._files:
+            raise BundleWriteError(f"cannot append to {self.path}: the writer is closed")
+        try:
+            if pack:
+                self._append(PACK, b"".join(pack))
+            self._append(EVENTS, b"".join(events))
+            self._files[SUMS].write(b"".join(sums))
+        except OSError as exc:
+            raise BundleWriteError(f"cannot append to {self.path}: {exc}") from exc
 
     def write_stdout(self, data: bytes) -> None:
         self.redactor.check(data, "captured stdout")

@@ -130,8 +130,9 @@ class GraphBuilder:
             previous = self._lane_last.get(lane)
             if previous is not None and previous not in edges and previous not in implied:
                 edges[previous] = EdgeKind.CONTROL
-            edges.update(cause_edges(event_id, lane, dispatched_by, self._lane_last,
-                                     self._parents, edges))
+            if dispatched_by:  # (a turn the program started names none)
+                edges.update(cause_edges(event_id, lane, dispatched_by, self._lane_last,
+                                         self._parents, edges))
             self._lane_last[lane] = event_id
             self._parents[event_id] = frozenset(edges)
             self._order.setdefault(event_id, len(self._order))
@@ -179,10 +180,19 @@ class GraphBuilder:
             # = `text in request_text(request)` for each of the latest producers, without
             # rescanning the re-sent history on every call (symtrace.model.quotes)
             lo = max(0, len(self._quoted) - MAX_QUOTED_PRODUCERS)
-            found, near = self._quoted.quoted_apart(parts, lo)
-            if found:
-                for source in self._quote_sources(found, near, parts, lane, causes):
-                    out.setdefault(source, "quote")
+            scan = self._quoted.scan(parts, lo)
+            inside, maybe = scan[0], scan[1]
+            quoted_by = self._quoted_by
+            # the quotes add only producers of these texts: when each is a source already
+            # (a conversation's earlier replies, re-sent whole: their values found them),
+            # they change nothing, and which of them are quoted in their own right need not
+            # be settled
+            if any(quoted_by[i] not in out for i in inside) or any(
+                    quoted_by[i] not in out for i in maybe):
+                found, near = self._quoted.settle(parts, scan, lo)
+                if found:
+                    for source in self._quote_sources(found, near, parts, lane, causes):
+                        out.setdefault(source, "quote")
         return out
 
     def _chat_values(self, request: dict[str, Any], lane: str, causes: Sequence[str]
@@ -195,7 +205,7 @@ class GraphBuilder:
         gets a new producer (_register()); a value produced several times is resolved per
         call, in the call's causal context.
         """
-        values: set[str] = set()
+        singles: list[frozenset[str]] = []  # (one union of them all: cheaper than an update each)
         several: list[tuple[str, ...]] = []
         parts: list[str] = []
         part_sets: list[frozenset[str]] = []
@@ -205,12 +215,10 @@ class GraphBuilder:
             content = message.get("content")
             text = content if type(content) is str else text_of(content)  # (inlined: per message)
             if text:
-                known = messages.get(text)
-                if known is None:
-                    known = self._learn(text)
+                known = messages.get(text) or self._learn(text)
                 if known.single is None:
                     self._resolve(known)
-                values.update(known.single)  # type: ignore[arg-type]  # resolved above
+                singles.append(known.single)  # type: ignore[arg-type]  # resolved above
                 if known.several:
                     several.extend(known.several)
                 if known.part:
@@ -223,6 +231,7 @@ class GraphBuilder:
             producers = self._producers.get(fp) if fp else None
             if producers:
                 several.append(producers)
+        values: set[str] = set().union(*singles)
         if several:
             values.update(self._latest_related(several, lane, causes))
         return values, parts, part_sets

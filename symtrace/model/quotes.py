@@ -37,6 +37,9 @@ MEMO_ENTRIES = 8192  # part and junction entries; cleared whole beyond (a new ph
 # it costs about as much as ~100 searches of the part for a word
 WORD_SET_FROM = 64
 _NONE: frozenset[int] = frozenset()  # no junction before a request's first part
+# QuoteIndex.scan(): (texts inside a part, texts that may cover a junction, per part its hits
+# and the hits of the junction before it, whether a zone may hold two texts)
+Scan = tuple[set[int], set[int], list[tuple[set[int], AbstractSet[int]]], bool]
 
 
 class QuoteIndex:
@@ -76,6 +79,17 @@ class QuoteIndex:
     def quoted_apart(self, parts: Sequence[str], lo: int = 0) -> tuple[set[int], set[int]]:
         """quoted(), and which of the texts found may have an occurrence that overlaps an
         occurrence of another text found (the rest are apart: see the module docstring)."""
+        return self.settle(parts, self.scan(parts, lo), lo)
+
+    def scan(self, parts: Sequence[str], lo: int = 0) -> Scan:
+        """The first half of quoted_apart(): the texts inside one part (*inside*) and those
+        that may cover the space between two (*maybe*), from the memoised entries, without
+        searching the joined text or telling which are apart (settle() does).
+
+        Every text quoted_apart() finds is in one of the two sets (their indices may be below
+        *lo*): a caller to whom none of them would bring anything new (the graph, when each
+        one's producer is already a source) need not settle them.
+        """
         with self._lock:
             texts, end = self.texts, len(self.texts)
             found: set[int] = set()
@@ -138,10 +152,17 @@ class QuoteIndex:
                     crowded = True
                 zones.append((hits, junction_hits))
                 previous = last
-            maybe -= found
+            return found, maybe, zones, crowded
+
+    def settle(self, parts: Sequence[str], scan: Scan, lo: int = 0) -> tuple[set[int], set[int]]:
+        """quoted_apart() of *parts* from their scan(): the texts that may cover a space
+        between parts searched for in the joined parts, and which of those found are near."""
+        found, maybe, zones, crowded = scan
+        with self._lock:
+            maybe = maybe - found
             if maybe:
-                haystack = " ".join(parts)
-                found.update(i for i in maybe if texts[i] in haystack)
+                haystack, texts = " ".join(parts), self.texts
+                found = found.union(i for i in maybe if texts[i] in haystack)
             if lo:
                 found = {i for i in found if i >= lo}
             return found, self._near(found, zones) if crowded else set()

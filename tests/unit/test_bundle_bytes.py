@@ -21,6 +21,7 @@ import orjson
 import pytest
 
 from symtrace.bundle import load_bundle
+from symtrace.bundle.reader import read_partial
 from symtrace.bundle.writer import BundleWriter
 from symtrace.model.events import Edge, EdgeKind, Event, EventType
 from symtrace.model.redaction import Redactor
@@ -215,6 +216,43 @@ def test_a_kill_loses_only_buffered_sums_and_reopen_rebuilds_them(tmp_path):
     assert len(load_bundle(tmp_path / "killed").events) == len(drawn)
 
 
+def test_a_holding_writer_writes_at_flush_the_bytes_an_inline_one_wrote(tmp_path, monkeypatch):
+    """hold(): nothing reaches the files until flush (or HOLD_BYTES held, close, seal), then
+    the same bytes as a writer that wrote each event at once, in an order a reader accepts at
+    every flush (every event line's blobs, no sums line ahead of its event line)."""
+    import symtrace.bundle.writer as writer_module
+
+    drawn = events(3, count=40)
+    want = written(tmp_path / "inline", drawn)
+    manifest = {"kind": "recording", "task": "t", "initial_state": {}, "config": {}}
+    writer = BundleWriter(tmp_path / "held", manifest, redactor=Redactor(())).open()
+    writer.hold()
+    for event in drawn[:10]:
+        writer.write_event(event)
+    assert all((tmp_path / "held" / name).read_bytes() == b"" for name in FILES)
+    writer.flush()
+    lines = {name: (tmp_path / "held" / name).read_bytes().count(b"\n") for name in FILES}
+    assert lines["events.jsonl"] == 10 and lines["sums.jsonl"] <= 10
+    partial = read_partial(tmp_path / "held", manifest)
+    assert [event.request for event in partial] == [event.request for event in drawn[:10]]
+    monkeypatch.setattr(writer_module, "HOLD_BYTES", 1)  # each event written as it comes
+    writer.write_event(drawn[10])
+    assert (tmp_path / "held" / "events.jsonl").read_bytes().count(b"\n") == 11
+    monkeypatch.undo()
+    for event in drawn[11:]:
+        writer.write_event(event)
+    writer.close()  # writes what is held
+    for name in FILES:
+        assert (tmp_path / "held" / name).read_bytes() == want[name], name
+
+    sealed = BundleWriter(tmp_path / "sealed", manifest, redactor=Redactor(())).open()
+    sealed.hold()
+    for event in drawn:
+        sealed.write_event(event)
+    sealed.finalize()  # writes what is held before sealing
+    assert len(load_bundle(tmp_path / "sealed").events) == len(drawn)
+
+
 def test_an_event_that_fails_after_splitting_leaves_no_blob_unwritten(tmp_path):
     """A message first split for an event that then failed (here: a value JSON cannot hold)
     is memoised, but its blobs never reached the pack: an event re-sending it later must
@@ -399,3 +437,29 @@ def test_the_writer_takes_every_field_of_the_event_record():
         record = event.to_json()
         assert _line_fields(event, event.request, event.response) == tuple(
             record[key] for key in EVENT_FIELDS)
+
+
+def test_the_seals_digest_and_counts_equal_the_plain_definitions():
+    """format.events_digest skips the canonicalising walk when every id, hash and parent id
+    is a string; counts_of reads each enum's value at once: neither may change the manifest
+    (an id a bundle on disk stores as 1.0 still digests as the walk makes it, as 1)."""
+    from collections import Counter
+
+    from symtrace.bundle.format import counts_of, events_digest
+    from symtrace.model.hashing import digest
+
+    def plain_digest(drawn: list[Event]) -> str:
+        ordered = sorted(drawn, key=lambda e: e.position)
+        return digest([[e.id, e.content_hash, list(e.parent_ids)] for e in ordered])
+
+    for seed in range(3):
+        drawn = events(seed, count=30)
+        random.Random(seed).shuffle(drawn)
+        assert events_digest(drawn) == plain_digest(drawn)
+        want = dict(Counter(e.type.value for e in drawn), events=len(drawn))
+        assert counts_of(drawn) == dict(sorted(want.items()))
+    odd = [Event(1.0, 0, EventType.AGENT_ACTION, "main"),  # type: ignore[arg-type]
+           Event("b", 1, EventType.TOOL_CALL, "main", parents=(Edge(2.0, EdgeKind.DATA),))]  # type: ignore[arg-type]
+    assert events_digest(odd) == plain_digest(odd)
+    assert events_digest(odd) != events_digest([Event("1.0", 0, EventType.AGENT_ACTION, "main"),
+                                                odd[1]])

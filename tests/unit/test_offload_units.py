@@ -61,6 +61,50 @@ def test_after_a_failure_nothing_more_is_applied_and_every_answer_is_the_failure
     wait_unlocked(tmp_path / "b", timeout=0)  # the failed writer let the bundle go
 
 
+def test_a_failed_write_of_held_events_is_the_recordings_failure(tmp_path, monkeypatch):
+    """The writer process writes a burst's events when it has applied them (flush): a write
+    that fails there is answered at once and is every later answer, like any failure."""
+    recording = Recording()
+    recording.apply({"op": "reopen", "seq": 1, "path": _bundle(tmp_path), "named": []})
+    event = Event(id="agent_action_0000", position=0, type=EventType.AGENT_ACTION,
+                  lane="main", request={"body": {}}).with_hashes()
+    call = {"op": "call", "seq": 2, "id": event.id, "type": "agent_action", "lane": "main",
+            "request": event.request, "meta": {}, "dispatched_by": [],
+            "event": {**event.to_json(), "parents": []}}
+    assert recording.apply(call) is None
+    assert (tmp_path / "b" / "events.jsonl").read_bytes() == b""  # held until the flush
+
+    def refuse(self, name, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(BundleWriter, "_append", refuse)
+    failed = recording.flush(2)
+    assert failed["unsolicited"] and failed["seq"] == 2
+    assert failed["error"]["type"] == "BundleWriteError"
+    assert "No space left" in failed["error"]["message"]
+    assert recording.flush(3) is None  # reported once; nothing more is applied
+    answer = recording.apply({"op": "close", "seq": 3})
+    assert answer["error"] == failed["error"]
+    wait_unlocked(tmp_path / "b", timeout=0)
+
+
+def test_the_writer_process_pins_its_collector():
+    """pin_collector (run first by the writer process): imports frozen, young collections
+    every GC_THRESHOLD0 allocations, older generations' thresholds kept."""
+    import gc
+
+    from symtrace.record.writer_process import GC_THRESHOLD0, pin_collector
+
+    before = gc.get_threshold()
+    try:
+        pin_collector()
+        assert gc.get_freeze_count() > 0
+        assert gc.get_threshold() == (GC_THRESHOLD0, *before[1:])
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+
+
 def test_the_writer_choice(monkeypatch):
     assert sinks.chosen() == "process"
     monkeypatch.setenv("SYMTRACE_WRITER", "inline")

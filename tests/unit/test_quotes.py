@@ -30,6 +30,9 @@ def test_quoted_equals_the_scan_of_the_joined_parts(steps):
         joined = " ".join(parts)
         expected = {i for i in range(lo, len(index.texts)) if index.texts[i] in joined}
         assert index.quoted(parts, lo) == expected
+        # what the graph skips settling relies on: scan() names every text found
+        inside, maybe, _, _ = index.scan(parts, lo)
+        assert expected <= inside | maybe
 
 
 def test_a_window_moved_up_past_a_part_then_back_checks_the_gap():
