@@ -86,14 +86,27 @@ def fingerprint(kind: str, value: object) -> str | None:
         if known is not _MISSING:
             return known  # str or None, as computed below
         text = normalise(value)
-        found = (
-            None
-            if len(text) < MIN_TEXT
-            else kind + ":" + hashlib.sha256(text.encode()).hexdigest()[:32]
-        )
+        found = None if len(text) < MIN_TEXT else kind + ":" + _digest(text)
         _remember(_text_fingerprints, key, found, value)
         return found
     return kind + ":" + hashlib.sha256(canonical_bytes(value)).hexdigest()[:32]
+
+
+def _digest(flat: str) -> str:
+    """The digest a fingerprint of the normalised text *flat* is made of. The last one is
+    kept: a text's fingerprint is asked for just before its parts' (part_fps()), and a text
+    of one line and one sentence (most replies) is its own part, so the part's digest is the
+    text's."""
+    global _last_digest
+    last = _last_digest
+    if last[0] == flat:
+        return last[1]
+    digest = hashlib.sha256(flat.encode()).hexdigest()[:32]
+    _last_digest = (flat, digest)  # (one tuple: a reader in another thread sees a pair)
+    return digest
+
+
+_last_digest = ("", hashlib.sha256(b"").hexdigest()[:32])
 
 
 def _remember(memo: dict[Any, Any], key: Any, value: Any, text: str | None = None) -> None:
@@ -164,19 +177,20 @@ def part_fps(text: str) -> list[str]:
 
 def _part_fps(text: str) -> list[str]:
     pieces = [text.split(FINAL_ANSWER, 1)[1]] if FINAL_ANSWER in text else []
-    for line in text.splitlines():
+    if _single_spaced(text):  # (usual) ASCII, no line break: one line, asked about once
+        lines = [(text, True)] if text else []
+    else:
+        lines = [(line, _single_spaced(line)) for line in text.splitlines()]
+    for line, single_spaced in lines:
         pieces.append(line)
-        pieces.extend(sentences(line))
+        pieces.extend(_sentences(line, single_spaced))
     out = []
     done: dict[str, str | None] = {}  # a text repeats its sentences (a line is one, too)
     for piece in pieces:
         found = done.get(piece, _MISSING)
         if found is _MISSING:
             flat = normalise(piece)
-            found = done[piece] = (
-                "part:" + hashlib.sha256(flat.encode()).hexdigest()[:32]
-                if len(flat) >= MIN_PART else None
-            )
+            found = done[piece] = "part:" + _digest(flat) if len(flat) >= MIN_PART else None
         if found is not None:
             out.append(found)
     return out
@@ -184,7 +198,12 @@ def _part_fps(text: str) -> list[str]:
 
 def sentences(line: str) -> list[str]:
     """*line* split after each sentence mark followed by whitespace (the whitespace dropped)."""
-    if "!" not in line and "?" not in line and _single_spaced(line):
+    return _sentences(line, _single_spaced(line))
+
+
+def _sentences(line: str, single_spaced: bool) -> list[str]:
+    """sentences(), told whether *line* is _single_spaced()."""
+    if single_spaced and "!" not in line and "?" not in line:
         # the only sentence ends are ". " (one space: the whole run of whitespace): split
         # at them in one search, not by the pattern (~5x faster; most lines are so)
         cut = line.split(". ")

@@ -27,6 +27,7 @@ apart, exactly.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
@@ -51,6 +52,7 @@ class QuoteIndex:
         self._firsts: list[str | None] = []
         self._lasts: list[str] = []
         self._keys: list[str | None] = []  # its longest inner word, if it has one
+        self._shortest = sys.maxsize  # the length of the shortest text (_part_entry())
         self._in_part: dict[str, list[Any]] = {}
         self._junction: dict[tuple[str, str], list[Any]] = {}
         self._lock = threading.Lock()
@@ -61,6 +63,8 @@ class QuoteIndex:
             if "\x00" in text:
                 self.marked.add(len(self.texts))
             self.texts.append(text)
+            if len(text) < self._shortest:
+                self._shortest = len(text)
             # a text without a space covers no junction: None tells it (_check_junction())
             self._firsts.append(text.split(" ", 1)[0] if " " in text else None)
             self._lasts.append(text.rsplit(" ", 1)[-1])
@@ -221,8 +225,10 @@ class QuoteIndex:
         texts, keys = self.texts, self._keys
         words: AbstractSet[str] | str = (
             frozenset(part.split(" ")) if end - lo > WORD_SET_FROM else part)
+        # (a part shorter than every text, a short question say, holds none of them)
         hits = {i for i in range(lo, end)
-                if (keys[i] is None or keys[i] in words) and texts[i] in part}
+                if (keys[i] is None or keys[i] in words) and texts[i] in part
+                } if len(part) >= self._shortest else set()
         entry = self._in_part[part] = [lo, end, hits, part.split(" ", 1)[0],
                                        part.rsplit(" ", 1)[-1], words, None, None]
         return entry

@@ -10,6 +10,7 @@ order must give identical parents and sources; a cache left stale would make the
 
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 from collections.abc import Sequence
@@ -254,6 +255,10 @@ def test_a_resent_message_follows_a_new_producer_of_its_value():
 _PLAIN_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
+def _sha(kind: str, flat: str) -> str:
+    return kind + ":" + hashlib.sha256(flat.encode()).hexdigest()[:32]
+
+
 @given(st.one_of(
     st.lists(st.sampled_from([*SENTENCES, "a. b", "x?! y", "\n", " . ", "Final Answer:"]),
              max_size=6).map("".join),
@@ -264,7 +269,11 @@ def test_part_fingerprints_equal_the_plain_definition(text):
     for line in text.splitlines():
         pieces += [line, *_PLAIN_SENTENCE_END.split(line)]
     flat = [" ".join(piece.split()) for piece in pieces]
-    expected = [dataflow.fingerprint("part", f) for f in flat if len(f) >= dataflow.MIN_PART]
+    expected = [_sha("part", f) for f in flat if len(f) >= dataflow.MIN_PART]
+    assert dataflow._part_fps(text) == expected
+    whole = " ".join(text.split())  # (asked just before its parts, as message_values() does)
+    assert dataflow.fingerprint("text", text) == (
+        _sha("text", whole) if len(whole) >= dataflow.MIN_TEXT else None)
     assert dataflow._part_fps(text) == expected
     request = chat_request(text, "The museum opens at ten.")
     assert dataflow._request_part_set(request) == set(dataflow._request_parts(request))

@@ -80,3 +80,14 @@ def test_marked_are_the_texts_holding_the_unnesting_mark():
     index.add("b")
     assert index.marked == {marked}
     assert plain not in index.marked
+
+
+def test_a_part_as_long_as_the_shortest_text_is_still_searched():
+    """A part shorter than every text skips the search (it can hold none); one exactly as
+    long may be that text."""
+    index = QuoteIndex()
+    index.add("one two three")
+    index.add("ab cd")
+    assert index.quoted(["ab c"]) == set()
+    assert index.quoted(["ab cd"]) == {1}
+    assert index.quoted(["x ab cd"]) == {1}
