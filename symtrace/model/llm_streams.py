@@ -58,7 +58,9 @@ def sse_data(text: str) -> Iterator[Any]:
             yield data
         return
     events = lines.split("\n\n")
-    if lines.count("\n") == 2 * len(events) - 2:  # every event is one line
+    # every event is one line: no line break is left once the separators are cut out (a
+    # copy and one memchr pass cost less than counting every "\n" of the text)
+    if "\n" not in "".join(events):
         payloads = [event[5:].strip() for event in events if event[:5] == "data:"]
     else:
         last = [event[event.rfind("\n") + 1:] for event in events]

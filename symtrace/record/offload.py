@@ -29,6 +29,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from symtrace._version import PACKAGE_ROOT
 from symtrace.errors import BundleWriteError, SessionError
 from symtrace.model.canonical import JSONValue
@@ -364,10 +366,15 @@ class OffloadedSink:
         return self._open
 
     def open_call(self, ident: str, event_type: EventType, lane: str, request: JSONValue,
-                  meta: dict[str, Any], dispatched_by: tuple[str, ...]) -> tuple[Edge, ...]:
+                  meta: dict[str, Any], dispatched_by: tuple[str, ...],
+                  body_json: bytes | None = None) -> tuple[Edge, ...]:
         # A failure the writer reported is raised here, before the call runs (its frame
         # waits: see emit); emit does not poll again, a system call per boundary call less.
         self.process.check()
+        self._calls[ident] = request  # what the event's request is compared with (emit)
+        if body_json is not None:  # the body as the program sent it, not serialised again:
+            # the writer parses it into the same data, keys in the same order
+            request = {**request, "body": orjson.Fragment(body_json)}
         self._held.append({"op": "call", "id": ident, "type": event_type.value, "lane": lane,
                            "request": request, "meta": meta, "dispatched_by": dispatched_by})
         return ()  # derived in the writer process; the event takes them there
@@ -380,8 +387,6 @@ class OffloadedSink:
         commonest case: a call's own event follows it), else in a frame of its own."""
         record = event.to_json()
         held, self._held = self._held, []
-        for call in held:
-            self._calls[call["id"]] = call["request"]
         request = self._calls.pop(event.id, _NOT_A_CALL)
         frames = held
         if request is not _NOT_A_CALL:  # it takes the parents its call gets

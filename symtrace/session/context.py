@@ -115,9 +115,20 @@ def current_tool() -> str | None:
 
 
 def current() -> Attribution:
-    explicit = _lane.get()
-    return Attribution(_agent.get(), explicit or _implicit_lane(), _reason.get(),
-                       _dispatched_by.get())
+    # Every boundary call asks; a program makes its calls from a few attributions, so each
+    # is built once (frozen: shared safely) rather than per call. Bounded: task lanes are
+    # named per task.
+    key = (_agent.get(), _lane.get() or _implicit_lane(), _reason.get(), _dispatched_by.get())
+    found = _attributions.get(key)
+    if found is None:
+        if len(_attributions) >= _ATTRIBUTIONS_KEPT:
+            _attributions.clear()
+        found = _attributions[key] = Attribution(*key)
+    return found
+
+
+_attributions: dict[tuple[str | None, str, str | None, tuple[str, ...]], Attribution] = {}
+_ATTRIBUTIONS_KEPT = 1024
 
 
 def _implicit_lane() -> str:
@@ -127,7 +138,6 @@ def _implicit_lane() -> str:
     task = asyncio.current_task(loop) if loop is not None else None
     if task is not None:
         return f"task:{task.get_name()}"
-    thread = threading.current_thread()
-    if thread is threading.main_thread():
+    if threading.get_ident() == threading.main_thread().ident:  # no Thread looked up
         return MAIN_LANE
-    return f"thread:{thread.name}"
+    return f"thread:{threading.current_thread().name}"

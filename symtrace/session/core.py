@@ -57,6 +57,10 @@ class BoundaryCall:
     attribution: Attribution
     meta: dict[str, Any] = field(default_factory=dict)
     request_hash: str = ""
+    # The JSON text `request["body"]` was parsed from, when the body is that parse itself (no
+    # conversion, redaction or id rewriting changed it): a writer process is sent these bytes
+    # rather than the body serialised again (an 8 KB conversation per call).
+    body_json: bytes | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def make(
@@ -67,15 +71,17 @@ class BoundaryCall:
         attribution: Attribution | None = None,
         *,
         canonical: bool = False,
+        body_json: bytes | None = None,
     ) -> BoundaryCall:
         """*canonical*: *request* is already canonical data (see `digest_canonical`), so it is
-        hashed without being canonicalised again."""
+        hashed without being canonicalised again. *body_json*: see the field."""
         meta = dict(meta or {})
         within = context.current_tool()
         if within is not None:  # made by a tool body: replayed tools skip it with their body
             meta["within"] = within
         request_hash = digest_canonical(request) if canonical else digest(request)
-        return cls(kind, request, attribution or context.current(), meta, request_hash)
+        return cls(kind, request, attribution or context.current(), meta, request_hash,
+                   body_json)
 
     @property
     def event_type(self) -> EventType:
@@ -223,6 +229,7 @@ class Session:
             parents = self.guarded(
                 self.sink.open_call, ident, call.event_type, call.attribution.lane, request,
                 call.meta, call.attribution.dispatched_by,
+                call.body_json if request is call.request else None,
             )
             ticket = Ticket(call, ident, self._next_position(), parents, True, request)
             if call.kind == LLM:

@@ -62,7 +62,7 @@ BLOCKING_FRAMES = frozenset({
 })
 
 
-@dataclass
+@dataclass(slots=True)  # one per recorded result (gave)
 class Receiver:
     """The caller a result was last handed to: its thread, and its task if it had one."""
 

@@ -32,9 +32,11 @@ class TrajectorySink(Protocol):
         ...
 
     def open_call(self, ident: str, event_type: EventType, lane: str, request: JSONValue,
-                  meta: dict[str, Any], dispatched_by: tuple[str, ...]) -> tuple[Edge, ...]:
+                  meta: dict[str, Any], dispatched_by: tuple[str, ...],
+                  body_json: bytes | None = None) -> tuple[Edge, ...]:
         """The parents of a call that starts now; () when they are derived elsewhere (the
-        event then takes the parents its call got there)."""
+        event then takes the parents its call got there). *body_json*: the JSON text
+        `request["body"]` is the parse of (`BoundaryCall.body_json`), if known."""
         ...
 
     def emit(self, event: Event) -> None:
@@ -58,7 +60,8 @@ class InlineSink:
         return self.writer is None or self.writer.is_open
 
     def open_call(self, ident: str, event_type: EventType, lane: str, request: JSONValue,
-                  meta: dict[str, Any], dispatched_by: tuple[str, ...]) -> tuple[Edge, ...]:
+                  meta: dict[str, Any], dispatched_by: tuple[str, ...],
+                  body_json: bytes | None = None) -> tuple[Edge, ...]:
         return self.graph.parents_for(ident, event_type, lane, request, meta,
                                       dispatched_by=dispatched_by)
 

@@ -10,6 +10,7 @@ import select
 import threading
 import time
 
+import orjson
 import pytest
 
 from symtrace.bundle.writer import BundleWriter, wait_unlocked
@@ -280,6 +281,26 @@ def test_a_call_s_own_event_travels_in_its_frame_and_others_in_their_own():
     sink.emit(_event("tool_result_0000", None, (Edge("x", EdgeKind.DATA),)))
     [result] = pipe.writes[-1]  # not of a call: its own parents
     assert result["event"]["parents"] == [{"source": "x", "kind": "data"}]
+
+
+def test_a_call_s_body_travels_as_the_json_text_it_was_parsed_from():
+    """body_json: the call's frame carries the program's own bytes (not the body serialised
+    again); decoded, it is the same request, keys in the same order, and its event still
+    leaves out the request it shares with its call."""
+    pipe = _Pipe()
+    sink = OffloadedSink(pipe, {})  # type: ignore[arg-type]
+    text = b'{ "model" : "m",\n "messages": [{"role": "user", "content": "caf\\u00e9 1.5"}] }'
+    request = {"method": "POST", "path": "/v1/chat/completions", "query": "",
+               "body": orjson.loads(text)}
+    sink.open_call("agent_action_0000", EventType.AGENT_ACTION, "main", request, {}, (), text)
+    sink.emit(_event("agent_action_0000", request))
+    [call] = pipe.writes[-1]
+    data = frames.encode(call)
+    assert text in data  # as sent, spaces and escapes included
+    decoded = orjson.loads(data[frames.HEADER.size:])
+    assert decoded["request"] == request
+    assert list(decoded["request"]["body"]) == ["model", "messages"]
+    assert "request" not in decoded["event"]  # not sent twice
 
 
 def test_the_writer_applies_a_call_carrying_its_event_like_a_call_then_its_event(tmp_path):
