@@ -19,7 +19,7 @@ line of stdout.txt. The sums only locate; integrity rests on the full digests.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -72,6 +72,30 @@ def event_line(record: dict[str, Any]) -> tuple[bytes, bytes]:
     return event_line_of(map(record.__getitem__, EVENT_FIELDS))
 
 
+def event_line_of(values: Iterable[Any]) -> tuple[bytes, bytes]:
+    """event_line of the record whose fields are EVENT_FIELDS with *values*, in that order
+    (the writer passes an event's fields without building the record).
+
+    Each field is serialised once and the line is assembled from those bytes (a sorted-keys
+    object is `{"key":<canonical value>,...}`), so the sums need no second serialisation."""
+    parts: list[bytes] = []
+    sums: list[str] = []
+    dumps, sha256, cache = orjson.dumps, hashlib.sha256, _FIELD_CACHE  # locals: 13 per event
+    for (prefix, repeated), value in zip(_FIELD_PREFIXES, values, strict=True):
+        known = cache.get(value) if value is None or (repeated and type(value) is str) else None
+        if known is None:
+            data = dumps(value, option=_SORT_KEYS)
+            total = sha256(data).hexdigest()[:SUM_HEX]
+            if repeated and len(data) <= 256 and len(cache) < 4096:
+                cache[value] = (data, total)
+        else:
+            data, total = known
+        parts += (prefix, data)
+        sums.append(total)
+    parts.append(b"}")
+    return b"".join(parts), dumps(sums)
+
+
 _EVENT_FIELD_SET = frozenset(EVENT_FIELDS)
 _SORT_KEYS = orjson.OPT_SORT_KEYS
 # Fields whose values recur on every event of a run (a lane, an agent, an event type): their
@@ -86,56 +110,6 @@ _FIELD_PREFIXES = tuple(
     ((b"{" if index == 0 else b",") + canon(key) + b":", key in _REPEATED_FIELDS)
     for index, key in enumerate(EVENT_FIELDS)
 )
-
-
-
-def _event_line_source() -> str:
-    """The source of `event_line_of`: one straight block per field of EVENT_FIELDS, generated
-    from the tables above (as dataclasses generates __init__), instead of a loop over them:
-    the loop's unpacking, flag tests and list growth cost about a third of the function
-    beyond its 9 serialisations and hashes per event."""
-    names = [f"v{index}" for index in range(len(EVENT_FIELDS))]
-    lines = ["def event_line_of(values):",
-             f"    ({', '.join(names)},) = values",
-             "    cache = _FIELD_CACHE"]
-    for name, key in zip(names, EVENT_FIELDS, strict=True):
-        if key in _REPEATED_FIELDS:
-            lines += [
-                f"    known = cache.get({name}) if {name} is None or type({name}) is str else None",
-                "    if known is None:",
-                f"        d_{name} = _dumps({name}, option=_SORT_KEYS)",
-                f"        s_{name} = _sha256(d_{name}).hexdigest()[:SUM_HEX]",
-                f"        if len(d_{name}) <= 256 and len(cache) < 4096:",
-                f"            cache[{name}] = (d_{name}, s_{name})",
-                "    else:",
-                f"        d_{name}, s_{name} = known"]
-        else:  # looked up only when null (see _REPEATED_FIELDS), never put
-            lines += [
-                f"    known = cache.get(None) if {name} is None else None",
-                "    if known is None:",
-                f"        d_{name} = _dumps({name}, option=_SORT_KEYS)",
-                f"        s_{name} = _sha256(d_{name}).hexdigest()[:SUM_HEX]",
-                "    else:",
-                f"        d_{name}, s_{name} = known"]
-    parts = ", ".join(f"_P{index}, d_{name}" for index, name in enumerate(names))
-    sums = ", ".join(f"s_{name}" for name in names)
-    lines += [f"    return b''.join(({parts}, b'}}')), _dumps([{sums}])", ""]
-    return "\n".join(lines)
-
-
-_generated: dict[str, Any] = {
-    "_FIELD_CACHE": _FIELD_CACHE, "_dumps": orjson.dumps, "_sha256": hashlib.sha256,
-    "_SORT_KEYS": _SORT_KEYS, "SUM_HEX": SUM_HEX,
-    **{f"_P{index}": prefix for index, (prefix, _) in enumerate(_FIELD_PREFIXES)},
-}
-exec(_event_line_source(), _generated)
-event_line_of: Callable[[Iterable[Any]], tuple[bytes, bytes]] = _generated["event_line_of"]
-event_line_of.__doc__ = """event_line of the record whose fields are EVENT_FIELDS with *values*, in
-that order (the writer passes an event's fields without building the record; a count other
-than 13 raises ValueError).
-
-Each field is serialised once and the line is assembled from those bytes (a sorted-keys object
-is `{"key":<canonical value>,...}`), so the sums need no second serialisation."""
 
 
 def manifest_leaves(manifest: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -282,19 +282,22 @@ class BundleWriter:
             if self._holding:
                 self._hold(added.pack, line, sums)
             else:
-                self._write_now(added.pack, line, sums)
+                self._write(added.pack, line + b"\n", sums + b"\n")
             self._split_memo.written()  # this event's blobs are in the pack (or held for it)
             self._known_blobs.update(added.refs)
             self.events.append(event)
 
-    def _write_now(self, pack: list[bytes], line: bytes, sums: bytes) -> None:
+    def _write(self, pack: list[bytes], events: bytes, sums: bytes) -> None:
+        """Append pack lines, then the event lines that name them, then their sums lines
+        (a sums line never precedes its event line: reopen rebuilds missing ones, refuses
+        extra ones)."""
         try:
             if pack:
                 self._append(PACK, b"".join(pack))
-            self._append(EVENTS, line + b"\n")
-            # Not flushed per event: a sums line only locates damage in a sealed bundle,
-            # and one missing after a kill is recomputed from its event line (reopen).
-            self._files[SUMS].write(sums + b"\n")
+            self._append(EVENTS, events)
+            # Not flushed: a sums line only locates damage in a sealed bundle, and one
+            # missing after a kill is recomputed from its event line (reopen).
+            self._files[SUMS].write(sums)
         except OSError as exc:
             raise BundleWriteError(f"cannot append to {self.path}: {exc}") from exc
 
@@ -308,9 +311,7 @@ class BundleWriter:
             self._write_held()
 
     def _write_held(self) -> None:
-        """Write the held appends in the order an inline writer leaves them on disk: every
-        pack line before the event lines that name them, sums lines last (a sums line never
-        precedes its event line: reopen rebuilds missing ones, refuses extra ones)."""
+        """Write the held appends, in the order an inline writer leaves them on disk."""
         pack, events, sums = self._held
         if not events:
             return
@@ -318,13 +319,7 @@ class BundleWriter:
         self._held_bytes = 0
         if not self._files:
             raise BundleWriteError(f"cannot append to {self.path}: the writer is closed")
-        try:
-            if pack:
-                self._append(PACK, b"".join(pack))
-            self._append(EVENTS, b"".join(events))
-            self._files[SUMS].write(b"".join(sums))
-        except OSError as exc:
-            raise BundleWriteError(f"cannot append to {self.path}: {exc}") from exc
+        self._write(pack, b"".join(events), b"".join(sums))
 
     def write_stdout(self, data: bytes) -> None:
         self.redactor.check(data, "captured stdout")

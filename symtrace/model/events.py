@@ -176,10 +176,8 @@ class Event:
         """An event a recording process serialised (`to_json`) for its writer process, whose
         *parents* and *request* are given apart (derived there; sent once, with its call):
         one construction, not from_json and a copy (symtrace/record/writer_process.py)."""
-        if cls is Event and not data.get("parents"):  # what the writer process receives
-            return _from_parts(data, parents, request)
         event = object.__new__(cls)
-        event._fill(data, {})  # checks the parents *data* names, as from_json would
+        event._fill(data, {})
         _set(event, "parents", parents)
         _set(event, "request", request)
         _set(event, "response", data.get("response"))
@@ -232,41 +230,11 @@ _generated.update({f"_put_{name}": getattr(Event, name).__set__ for name in _FIE
 exec(_evolved_source(), _generated)
 _evolved: Callable[[Event, dict[str, Any]], Event] = _generated["_evolved"]
 
-# Event.from_parts of an exact Event whose data names no parents (every event the writer
-# process receives: ~1.7x faster than _fill's checked setattr per field). Field for field
-# what _fill sets, then parents and request as given.
-_FROM_PARTS = """
-def _from_parts(data, parents, request):
-    event = _new(Event)
-    position = data["position"]
-    _put_id(event, data["id"])
-    _put_position(event, position if type(position) is int else int(position))
-    kind = data["type"]
-    _put_type(event, _EVENT_TYPES.get(kind) or EventType(kind))
-    _put_lane(event, data["lane"])
-    _put_agent(event, data.get("agent"))
-    _put_reason(event, data.get("reason"))
-    _put_parents(event, parents)
-    _put_request(event, request)
-    _put_request_hash(event, data.get("request_hash"))
-    _put_response(event, data.get("response"))
-    _put_response_hash(event, data.get("response_hash"))
-    _put_meta(event, dict(data.get("meta") or {}))
-    _put_content_hash(event, data.get("content_hash", ""))
-    return event
-"""
-
 
 # Enum calls dominate reading a large bundle; a dict finds the member (an unknown value still
 # raises ValueError through the Enum call).
 _EVENT_TYPES = {member.value: member for member in EventType}
 _EDGE_KINDS = {member.value: member for member in EdgeKind}
-
-
-_generated.update(_EVENT_TYPES=_EVENT_TYPES, EventType=EventType)
-exec(_FROM_PARTS, _generated)
-_from_parts: Callable[[dict[str, Any], tuple[Edge, ...], JSONValue], Event] = (
-    _generated["_from_parts"])
 
 
 def event_id(event_type: EventType, ordinal: int) -> str:

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from typing import Any
 
 from symtrace.model.dataflow import (
@@ -187,8 +188,7 @@ class GraphBuilder:
             # (a conversation's earlier replies, re-sent whole: their values found them),
             # they change nothing, and which of them are quoted in their own right need not
             # be settled
-            if any(quoted_by[i] not in out for i in inside) or any(
-                    quoted_by[i] not in out for i in maybe):
+            if any(quoted_by[i] not in out for i in chain(inside, maybe)):
                 found, near = self._quoted.settle(parts, scan, lo)
                 if found:
                     for source in self._quote_sources(found, near, parts, lane, causes):
