@@ -30,6 +30,7 @@ import os
 import statistics
 import threading
 import time
+import weakref
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -153,8 +154,7 @@ class HookMeter:
             finally:
                 meter.leave()
 
-        metered.__metered__ = mode  # type: ignore[attr-defined]
-        return metered
+        return _mark(metered)
 
     def wrap_async(self, func: Callable[..., Any], mode: str) -> Callable[..., Any]:
         """For a coroutine function: the mode covers the coroutine from start to return,
@@ -170,9 +170,8 @@ class HookMeter:
             finally:
                 meter.leave()
 
-        metered.__metered__ = mode  # type: ignore[attr-defined]
         assert asyncio.iscoroutinefunction(metered)
-        return metered
+        return _mark(metered)
 
     def wrap_iter(self, func: Callable[..., Iterator[Any]], mode: str) -> Callable[..., Any]:
         """For a method returning an iterator (``__iter__``): each step is charged to *mode*,
@@ -196,8 +195,7 @@ class HookMeter:
             finally:  # the consumer stopped early: the inner iterator ends now, as unwrapped
                 getattr(inner, "close", lambda: None)()
 
-        metered.__metered__ = mode  # type: ignore[attr-defined]
-        return metered
+        return _mark(metered)
 
     def wrap_aiter(self, func: Callable[..., AsyncIterator[Any]], mode: str) -> Callable[..., Any]:
         meter = self
@@ -220,12 +218,24 @@ class HookMeter:
                 if hasattr(inner, "aclose"):
                     await inner.aclose()
 
-        metered.__metered__ = mode  # type: ignore[attr-defined]
-        return metered
+        return _mark(metered)
+
+
+# The wrappers a meter made, by identity. Not an attribute on them: functools.wraps copies a
+# function's __dict__ to its wrapper, so a recorder that wraps a metered function with it
+# (vcrpy wraps httpx's transport method so) would carry the mark too, and its hook would be
+# taken for the plain transport and never metered.
+_METERED: weakref.WeakSet[Callable[..., Any]] = weakref.WeakSet()
+
+
+def _mark(metered: Callable[..., Any]) -> Callable[..., Any]:
+    _METERED.add(metered)
+    return metered
 
 
 def is_metered(func: Any) -> bool:
-    return hasattr(func, "__metered__")
+    """Whether *func* is a wrapper a HookMeter made (not one that merely wraps one)."""
+    return func in _METERED  # (False for what cannot be weakly referenced: None, a builtin)
 
 
 # -- a contention probe ---------------------------------------------------------------------------

@@ -5,6 +5,7 @@ meter's accounting by mode, and the /proc parsing that counts a writer process's
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib.util
 import math
 import os
@@ -83,6 +84,29 @@ def test_hook_meter_charges_nested_modes_to_themselves():
     assert totals == {"other": 1000, "hook": 18, "transport": 70, "gc": 100}
     assert meter.take() == {"other": 0}
     assert measuring.is_metered(wrapped_transport) and not measuring.is_metered(transport)
+
+
+def test_a_recorders_wrapper_of_a_metered_function_is_not_taken_for_the_meters_own():
+    """vcrpy installs its httpx hook as `functools.wraps(<the transport method it found>)`;
+    when that method is the meter's transport wrapper, functools.wraps copies its __dict__ to
+    vcrpy's hook. A mark kept there made the benchmark take vcrpy's hook for the plain
+    transport and leave it unmetered (its CPU went to "other")."""
+    meter = measuring.HookMeter(FakeClock())
+
+    def transport() -> None:
+        pass
+
+    metered = meter.wrap(transport, "transport")
+
+    @functools.wraps(metered)
+    def recorders_hook() -> None:
+        metered()
+
+    assert measuring.is_metered(metered)
+    assert not measuring.is_metered(recorders_hook)
+    assert not measuring.is_metered(None)
+    assert not measuring.is_metered(len)
+    assert measuring.is_metered(meter.wrap(recorders_hook, "hook"))
 
 
 def test_hook_meter_pops_its_mode_when_the_call_raises():
