@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/recording_overhead.py [--rounds 30] [--calls 40]
         [--variants unrecorded vcrpy symtrace symtrace-inline] [--dump FILE]
         [--events 500 5000 50000] [--replay-rounds 5] [--replay-cap N]
-        [--only record|replay|size]
+        [--only record|replay|size] [--client openai|httpx]
 
 One run prints four tables (CPU time, never wall time: the machine is shared and its wall clock
 is noise; the stub endpoint runs in a separate process so its CPU is not counted):
@@ -14,7 +14,10 @@ is noise; the stub endpoint runs in a separate process so its CPU is not counted
    everything in the program's process). Shapes: a short one-message request, and a ~8 KB
    20-message conversation (a running chat: each call appends the last reply and a new user turn
    and keeps the system prompt plus the latest 19 messages, as a context window does). Modes:
-   sync, async (one long-lived event loop), and sync streaming. A cell is one session of
+   sync, async (one long-lived event loop), and sync streaming. ``--client httpx`` sends the
+   same requests with httpx alone: without the SDK's ~10 ms of CPU per call around them the
+   unrecorded cell costs ~1-2 ms, so the paired difference (in-proc, total) is precise; both
+   recorders hook httpx's transport, as under the SDK. A cell is one session of
    ``--calls`` calls; its cost is the CPU of its calls plus the session's exit (vcrpy writes its
    cassette there, symtrace seals its bundle), per call; the session's entry, and the one-time
    start of symtrace's writer process, are reported apart. Rounds are interleaved (every
@@ -67,11 +70,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import orjson
 from measuring import ChildCPU, Estimate, HookMeter, Probe, is_metered, median_ci, pin_gc
@@ -157,6 +161,9 @@ class Workload:
     def run(self, clients: Clients, calls: int,
             between: Callable[[], None] = lambda: None) -> None:
         """*calls* calls; *between* runs after each (a contention probe)."""
+        if clients.http is not None:
+            self._run_http(clients, calls, between)
+            return
         if self.mode == "async":
             clients.loop.run_until_complete(self._arun(clients.aclient, calls, between))
             return
@@ -184,12 +191,51 @@ class Workload:
             self.answered(reply.choices[0].message.content)
             between()
 
+    def _run_http(self, clients: Clients, calls: int, between: Callable[[], None]) -> None:
+        """The same requests with httpx alone (--client httpx): no SDK work around each call,
+        so the unrecorded cell costs a few tenths of a ms instead of ~10 and the paired
+        difference (in-proc, total) is precise; both recorders hook httpx's transport alike."""
+        http, ahttp = clients.http, clients.ahttp
+        assert http is not None and ahttp is not None
+        for i in range(calls):
+            body = {"model": "m", "messages": self.messages(i)}
+            if self.mode == "async":
+                response = clients.loop.run_until_complete(
+                    ahttp.post("/chat/completions", json=body))
+                self.answered(_reply_text(response.raise_for_status().json()))
+            elif self.mode == "stream":
+                with http.stream("POST", "/chat/completions",
+                                 json={**body, "stream": True}) as response:
+                    response.raise_for_status()
+                    self.answered("".join(_delta_texts(response.iter_lines())))
+            else:
+                response = http.post("/chat/completions", json=body)
+                self.answered(_reply_text(response.raise_for_status().json()))
+            between()
+
+
+def _reply_text(reply: dict[str, Any]) -> str | None:
+    return reply["choices"][0]["message"]["content"]
+
+
+def _delta_texts(lines: Iterable[str]) -> Iterator[str]:
+    """The content deltas of an OpenAI chat completion stream (server-sent events)."""
+    for line in lines:
+        if line.startswith("data: ") and line != "data: [DONE]":
+            for choice in orjson.loads(line[6:]).get("choices") or ():
+                yield (choice.get("delta") or {}).get("content") or ""
+
+
+CLIENTS = {"openai": "openai SDK", "httpx": "the same requests sent with httpx alone (no SDK)"}
+
 
 @dataclass
 class Clients:
     client: openai.OpenAI
     aclient: openai.AsyncOpenAI
     loop: asyncio.AbstractEventLoop
+    http: httpx.Client | None = None  # set: the workloads send with httpx alone (--client httpx)
+    ahttp: httpx.AsyncClient | None = None
 
 
 # -- recording variants -------------------------------------------------------------------------
@@ -352,7 +398,7 @@ def run_cell(name: str, cell: Path, workload: Workload, clients: Clients, calls:
 
 
 def recording(endpoint: Endpoint, workdir: Path, rounds: int, calls: int,
-              names: list[str], dump: Path | None = None) -> None:
+              names: list[str], dump: Path | None = None, client: str = "openai") -> None:
     load0 = os.getloadavg()[0]
     meter = HookMeter()
     meter_transport(meter)
@@ -367,6 +413,10 @@ def recording(endpoint: Endpoint, workdir: Path, rounds: int, calls: int,
         openai.AsyncOpenAI(base_url=endpoint.url, api_key="sk-bench", max_retries=0),
         loop,
     )
+    if client == "httpx":
+        headers = {"Authorization": "Bearer sk-bench"}
+        clients.http = httpx.Client(base_url=endpoint.url, headers=headers)
+        clients.ahttp = httpx.AsyncClient(base_url=endpoint.url, headers=headers)
     workloads = [Workload(s, m) for s in ("short", "conversation") for m in ("sync", "async",
                                                                              "stream")]
     cells: dict[tuple[str, str], list[Cell]] = {}
@@ -390,16 +440,20 @@ def recording(endpoint: Endpoint, workdir: Path, rounds: int, calls: int,
                     first.setdefault(name, measured)
     meter.uninstall_gc()
     loop.run_until_complete(clients.aclient.close())
+    if clients.ahttp is not None and clients.http is not None:
+        loop.run_until_complete(clients.ahttp.aclose())
+        clients.http.close()
     loop.close()
     clients.client.close()
     counted = (counter() - counted0) if counter else None
     if dump is not None:
         dump.write_bytes(orjson.dumps({
-            "rounds": rounds, "calls": calls, "first": {k: vars(v) for k, v in first.items()},
+            "rounds": rounds, "calls": calls, "client": client,
+            "first": {k: vars(v) for k, v in first.items()},
             "cells": {f"{w}|{n}": [vars(c) for c in v] for (w, n), v in cells.items()},
         }, option=orjson.OPT_INDENT_2))
     report_recording(workloads, names, cells, first, rounds, calls, children, counted,
-                     (load0, os.getloadavg()[0]))
+                     (load0, os.getloadavg()[0]), client)
 
 
 def probe_spread(cells: dict[tuple[str, str], list[Cell]]) -> Estimate:
@@ -426,7 +480,7 @@ def estimates(own: list[Cell], base: list[Cell]) -> dict[str, Estimate]:
 def report_recording(workloads: list[Workload], names: list[str],
                      cells: dict[tuple[str, str], list[Cell]], first: dict[str, Cell],
                      rounds: int, calls: int, children: ChildCPU, counted: float | None,
-                     load: tuple[float, float] = (0.0, 0.0)) -> None:
+                     load: tuple[float, float] = (0.0, 0.0), client: str = "openai") -> None:
     def ms(e: Estimate) -> str:
         return f"{e.median * 1e3:.3f} [{e.low * 1e3:.2f},{e.high * 1e3:.2f}]"
 
@@ -439,7 +493,7 @@ def report_recording(workloads: list[Workload], names: list[str],
             else "inline (no writer process CPU seen)" if writer_cpu_counter()
             else "inline (this symtrace has no writer process)")
     print(f"""
-1. Recording overhead per call, ms of CPU: openai SDK, local endpoint in its own process;
+1. Recording overhead per call, ms of CPU: {CLIENTS[client]}, local endpoint in its own process;
    {rounds} interleaved rounds of {calls} calls per cell; median [95% CI of the median] over rounds
    in-proc  this process's CPU (process_time, all threads) per call, calls + session exit (vcrpy
             writes its cassette there), minus the unrecorded cell's of the same round
@@ -680,6 +734,9 @@ def main(argv: list[str]) -> int:
                         help="replay only the first N calls of each synthetic bundle")
     parser.add_argument("--turns", type=int, nargs="+", default=[10, 20, 40, 80])
     parser.add_argument("--only", choices=("record", "replay", "size"), default=None)
+    parser.add_argument("--client", choices=list(CLIENTS), default="openai",
+                        help="what sends the recording workloads' requests (httpx: the same "
+                        "requests without the SDK, for a precise paired total)")
     args = parser.parse_args(argv)
     # a TERM (timeout, kill) unwinds like an error: the endpoint process and the workdir go too
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -693,7 +750,8 @@ def main(argv: list[str]) -> int:
         with stub_endpoint() as endpoint:
             if args.only in (None, "record"):
                 names = ["unrecorded", *(n for n in args.variants if n != "unrecorded")]
-                recording(endpoint, workdir, args.rounds, args.calls, names, args.dump)
+                recording(endpoint, workdir, args.rounds, args.calls, names, args.dump,
+                          args.client)
             if args.only in (None, "replay"):
                 replaying(workdir, args.events, args.replay_rounds, args.replay_cap, endpoint)
             if args.only in (None, "size"):
