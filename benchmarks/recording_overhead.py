@@ -293,29 +293,41 @@ def writer_cpu_counter() -> Callable[[], float] | None:
 
 # -- metering hooks and transport ---------------------------------------------------------------
 HOOK, TRANSPORT = "hook", "transport"
-# (class, attribute) a recorder replaces while its session is active: httpx's transport methods
-# (symtrace's seam and vcrpy's stub patch these same two)
+# (class, attribute) a recorder replaces while its session is active: the transport methods of
+# httpx and of httpx2 (its fork, which openai 3 sends with); symtrace's seam and vcrpy's stub
+# patch these same two in each
 HOOKED = (("HTTPTransport", "handle_request"), ("AsyncHTTPTransport", "handle_async_request"))
+FAMILIES = ("httpx", "httpx2")
+
+
+def http_families() -> list[Any]:
+    """The httpx-family modules installed (httpx always: symtrace depends on it)."""
+    out = []
+    for name in FAMILIES:
+        try:
+            out.append(importlib.import_module(name))
+        except ImportError:
+            continue
+    return out
 
 
 def meter_transport(meter: HookMeter) -> None:
-    """Charge httpx's real transport (the request, and reading its response stream) to
-    TRANSPORT, so a hook's figure excludes the call it wraps. Must run before vcr is imported:
-    vcrpy keeps the transport methods it finds at import and calls those."""
-    import httpx
-    from httpx._transports import default
-
-    for owner, attribute, wrap in (
-        (httpx.HTTPTransport, "handle_request", meter.wrap),
-        (httpx.AsyncHTTPTransport, "handle_async_request", meter.wrap_async),
-        (default.ResponseStream, "__iter__", meter.wrap_iter),
-        (default.ResponseStream, "close", meter.wrap),
-        (default.AsyncResponseStream, "__aiter__", meter.wrap_aiter),
-        (default.AsyncResponseStream, "aclose", meter.wrap_async),
-    ):
-        current = vars(owner)[attribute]
-        if not is_metered(current):
-            setattr(owner, attribute, wrap(current, TRANSPORT))
+    """Charge the real transport of each httpx family (the request, and reading its response
+    stream) to TRANSPORT, so a hook's figure excludes the call it wraps. Must run before vcr is
+    imported: vcrpy keeps the transport methods it finds at import and calls those."""
+    for family in http_families():
+        default = importlib.import_module(f"{family.__name__}._transports.default")
+        for owner, attribute, wrap in (
+            (family.HTTPTransport, "handle_request", meter.wrap),
+            (family.AsyncHTTPTransport, "handle_async_request", meter.wrap_async),
+            (default.ResponseStream, "__iter__", meter.wrap_iter),
+            (default.ResponseStream, "close", meter.wrap),
+            (default.AsyncResponseStream, "__aiter__", meter.wrap_aiter),
+            (default.AsyncResponseStream, "aclose", meter.wrap_async),
+        ):
+            current = vars(owner)[attribute]
+            if not is_metered(current):
+                setattr(owner, attribute, wrap(current, TRANSPORT))
     if "vcr" in sys.modules:
         print("note: vcr was imported before the transport was metered: vcrpy's hook figure "
               "includes its transport calls", file=sys.stderr)
@@ -327,17 +339,16 @@ def meter_transport(meter: HookMeter) -> None:
 
 
 def meter_hooks(meter: HookMeter) -> None:
-    """Charge what a recorder installed on the transport (now, in its session) to HOOK; the
-    recorder puts back what it found (the TRANSPORT wrapper) when its session ends."""
-    import httpx
-
-    for owner_name, attribute in HOOKED:
-        owner = getattr(httpx, owner_name)
-        current = vars(owner)[attribute]
-        if is_metered(current):
-            continue  # nothing installed: the plain transport
-        wrap = meter.wrap_async if attribute == "handle_async_request" else meter.wrap
-        setattr(owner, attribute, wrap(current, HOOK))
+    """Charge what a recorder installed on each family's transport (now, in its session) to
+    HOOK; the recorder puts back what it found (the TRANSPORT wrapper) when its session ends."""
+    for family in http_families():
+        for owner_name, attribute in HOOKED:
+            owner = getattr(family, owner_name)
+            current = vars(owner)[attribute]
+            if is_metered(current):
+                continue  # nothing installed: the plain transport
+            wrap = meter.wrap_async if attribute == "handle_async_request" else meter.wrap
+            setattr(owner, attribute, wrap(current, HOOK))
 
 
 @dataclass
