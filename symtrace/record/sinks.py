@@ -73,8 +73,11 @@ def new_recording(path: str | os.PathLike[str], manifest: dict[str, Any], *,
     if process is None:
         return InlineRecording(created)
     created.close()
+    # locked: the bundle is never left unlocked with frames on their way (a program killed
+    # right after its first calls must not let a reader take the bundle before the writer
+    # process holds it and has drained them)
     return offload.OffloadedSink.reopen(process, Path(path), created.manifest, redactor,
-                                        locked=False)
+                                        locked=True)
 
 
 def continued_recording(path: str | os.PathLike[str], *, redactor: Redactor,

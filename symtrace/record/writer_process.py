@@ -40,7 +40,7 @@ from symtrace.record.outcome import complete_bundle
 
 STDIN, STDOUT = 0, 1
 ANSWERED = frozenset({"hello", "ready", "complete", "close", "abort"})
-PAUSE_MS = 100  # how long the writer lets frames gather before it reads again (see Pause)
+PAUSE_MS = 1000  # how long the writer lets frames gather before it reads again (see Pause)
 
 
 class Recording:
@@ -169,11 +169,18 @@ class Pause:
     writer spent far more CPU per call than the same work costs applied in a burst (each
     wake-up runs on cold caches; the program's write paid for waking it): the benchmark's
     conversation calls, a few ms apart, cost the writer ~1.0 ms each woken per frame, ~0.87
-    with a 20 ms pause, ~0.66 with 100, ~0.6 with 300 (recording_components.py, 3 rounds).
-    The program writes to the wake-up pipe when it waits for an answer
-    (`WriterProcess.request`) or finds the frames' pipe full, so neither waits for a pause;
-    when the program ends (or is killed) the wake-up pipe's end of file ends the pause at
-    once, and the writer pauses no more (it reads the frames' pipe to its end)."""
+    with a 20 ms pause, ~0.66 with 100, ~0.6 with 300 (recording_components.py, 3 rounds);
+    against 100 ms, 1000 ms took 8-31 % off it (three alternating pairs of
+    recording_overhead.py, 10 rounds: a 40-call session then is one burst).
+    Why a second costs no guarantee: a killed program loses nothing the pipe holds (below),
+    a killed writer loses at most the pipe's size either way, and what reached the page cache
+    is on disk only after the kernel's writeback (dirty_expire_centisecs: 30 s by default), so
+    a machine crash loses about as much with 0.1 s as with 1 s. What waits longer: a reader of
+    a bundle still being written, and a failed write, which surfaces at the program's next
+    call once the writer applied it. The program writes to the wake-up pipe when it waits for
+    an answer (`WriterProcess.request`) or finds the frames' pipe full, so neither waits for a
+    pause; when the program ends (or is killed) the wake-up pipe's end of file ends the pause
+    at once, and the writer pauses no more (it reads the frames' pipe to its end)."""
 
     def __init__(self, fd: int) -> None:
         os.set_blocking(fd, False)

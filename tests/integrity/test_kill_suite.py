@@ -122,6 +122,13 @@ def _gated(tmp_path: Path, env: dict[str, str], at: int) -> tuple[subprocess.Pop
     return proc, tmp_path / "b"
 
 
+def _wait_for_lines(path: Path, count: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists() or path.read_bytes().count(b"\n") < count:
+        assert time.monotonic() < deadline, f"{path} has fewer than {count} lines"
+        time.sleep(0.05)
+
+
 @pytest.mark.parametrize("how", ["ctrl-c", "sigint-to-symtrace", "sigterm-to-symtrace"])
 def test_interrupted_recording(how, tmp_path, env):
     proc, out = _gated(tmp_path, env, at=2)
@@ -138,6 +145,10 @@ def test_interrupted_recording(how, tmp_path, env):
 
 def test_symtrace_itself_killed_leaves_an_unsealed_readable_bundle(tmp_path, env):
     proc, out = _gated(tmp_path, env, at=2)
+    # The group kill below ends the writer process too, and a killed writer loses the frames
+    # it has not written yet (docs/recording-process.md): wait until it wrote what the program
+    # sent before the gate, as it does within its pause, so the test does not race it.
+    _wait_for_lines(out / "events.jsonl", EVENTS_AFTER[2])
     proc.send_signal(signal.SIGKILL)  # the program is left running, gated: end it too
     proc.wait(timeout=60)
     os.killpg(proc.pid, signal.SIGKILL)
