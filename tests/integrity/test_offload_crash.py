@@ -42,6 +42,14 @@ def test_a_killed_program_leaves_every_event_it_sent(tmp_path):
     assert [e.id for e in bundle.events][-1] == f"tool_result_{STEPS - 1:04d}"
 
 
+def test_a_recording_holds_its_bundle_from_its_start(tmp_path):
+    """The writer process holds the bundle's lock before the session's first call: a program
+    killed right after its first calls must not leave the bundle unlocked, frames still in the
+    pipe, for a reader (wait_unlocked, `symtrace record`'s parent) to take before it drained."""
+    with symtrace.record(tmp_path / "b"), pytest.raises(BundleWriteError):
+        wait_unlocked(tmp_path / "b", timeout=0.2)
+
+
 def test_a_killed_cli_program_is_sealed_after_its_writer_drained(tmp_path):
     out = tmp_path / "b"
     done = subprocess.run(
