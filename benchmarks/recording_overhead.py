@@ -60,6 +60,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import hashlib
 import importlib
 import os
@@ -70,7 +71,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,8 @@ import orjson
 from measuring import ChildCPU, Estimate, HookMeter, Probe, is_metered, median_ci, pin_gc
 
 import symtrace
+from symtrace.model.llm_streams import assemble
+from symtrace.model.llm_wire import WireFormat, reply_message
 
 WINDOW = 19  # messages after the system prompt: 20 per conversation request
 TURN = "Please look at the quarterly figures again and tell me what changed since then. " * 8
@@ -202,28 +205,16 @@ class Workload:
             if self.mode == "async":
                 response = clients.loop.run_until_complete(
                     ahttp.post("/chat/completions", json=body))
-                self.answered(_reply_text(response.raise_for_status().json()))
+                reply = response.raise_for_status().json()
             elif self.mode == "stream":
                 with http.stream("POST", "/chat/completions",
                                  json={**body, "stream": True}) as response:
-                    response.raise_for_status()
-                    self.answered("".join(_delta_texts(response.iter_lines())))
+                    text = response.raise_for_status().read().decode()
+                reply = assemble(WireFormat.CHAT, text)  # symtrace's own stream assembly
             else:
-                response = http.post("/chat/completions", json=body)
-                self.answered(_reply_text(response.raise_for_status().json()))
+                reply = http.post("/chat/completions", json=body).raise_for_status().json()
+            self.answered((reply_message(reply) or {}).get("content"))
             between()
-
-
-def _reply_text(reply: dict[str, Any]) -> str | None:
-    return reply["choices"][0]["message"]["content"]
-
-
-def _delta_texts(lines: Iterable[str]) -> Iterator[str]:
-    """The content deltas of an OpenAI chat completion stream (server-sent events)."""
-    for line in lines:
-        if line.startswith("data: ") and line != "data: [DONE]":
-            for choice in orjson.loads(line[6:]).get("choices") or ():
-                yield (choice.get("delta") or {}).get("content") or ""
 
 
 CLIENTS = {"openai": "openai SDK", "httpx": "the same requests sent with httpx alone (no SDK)"}
@@ -298,36 +289,46 @@ HOOK, TRANSPORT = "hook", "transport"
 # patch these same two in each
 HOOKED = (("HTTPTransport", "handle_request"), ("AsyncHTTPTransport", "handle_async_request"))
 FAMILIES = ("httpx", "httpx2")
+# what meter_transport charges to TRANSPORT in each family: (module under the family, class,
+# method, the HookMeter wrapper for it)
+TRANSPORT_METHODS = (
+    ("", "HTTPTransport", "handle_request", "wrap"),
+    ("", "AsyncHTTPTransport", "handle_async_request", "wrap_async"),
+    ("._transports.default", "ResponseStream", "__iter__", "wrap_iter"),
+    ("._transports.default", "ResponseStream", "close", "wrap"),
+    ("._transports.default", "AsyncResponseStream", "__aiter__", "wrap_aiter"),
+    ("._transports.default", "AsyncResponseStream", "aclose", "wrap_async"),
+)
 
 
-def http_families() -> list[Any]:
+@functools.cache
+def http_families() -> tuple[Any, ...]:
     """The httpx-family modules installed (httpx always: symtrace depends on it)."""
-    out = []
+    found = []
     for name in FAMILIES:
         try:
-            out.append(importlib.import_module(name))
+            found.append(importlib.import_module(name))
         except ImportError:
             continue
-    return out
+    return tuple(found)
+
+
+def transport_methods() -> Iterator[tuple[type, str, str]]:
+    """(class, method, HookMeter wrapper name) of TRANSPORT_METHODS in every family."""
+    for family in http_families():
+        for module, owner, attribute, wrapper in TRANSPORT_METHODS:
+            yield (getattr(importlib.import_module(family.__name__ + module), owner),
+                   attribute, wrapper)
 
 
 def meter_transport(meter: HookMeter) -> None:
     """Charge the real transport of each httpx family (the request, and reading its response
     stream) to TRANSPORT, so a hook's figure excludes the call it wraps. Must run before vcr is
     imported: vcrpy keeps the transport methods it finds at import and calls those."""
-    for family in http_families():
-        default = importlib.import_module(f"{family.__name__}._transports.default")
-        for owner, attribute, wrap in (
-            (family.HTTPTransport, "handle_request", meter.wrap),
-            (family.AsyncHTTPTransport, "handle_async_request", meter.wrap_async),
-            (default.ResponseStream, "__iter__", meter.wrap_iter),
-            (default.ResponseStream, "close", meter.wrap),
-            (default.AsyncResponseStream, "__aiter__", meter.wrap_aiter),
-            (default.AsyncResponseStream, "aclose", meter.wrap_async),
-        ):
-            current = vars(owner)[attribute]
-            if not is_metered(current):
-                setattr(owner, attribute, wrap(current, TRANSPORT))
+    for owner, attribute, wrapper in transport_methods():
+        current = vars(owner)[attribute]
+        if not is_metered(current):
+            setattr(owner, attribute, getattr(meter, wrapper)(current, TRANSPORT))
     if "vcr" in sys.modules:
         print("note: vcr was imported before the transport was metered: vcrpy's hook figure "
               "includes its transport calls", file=sys.stderr)

@@ -350,15 +350,15 @@ class OffloadedSink:
 
     @classmethod
     def reopen(cls, process: WriterProcess, path: Path, manifest: dict[str, Any],
-               redactor: Redactor, *, locked: bool) -> OffloadedSink:
-        """Write the (created, closed) bundle at *path* through *process*. *locked*: wait
-        until the writer holds the bundle (another process reopens it after this one ends:
-        it must find the writer's lock, docs/recording-process.md)."""
+               redactor: Redactor) -> OffloadedSink:
+        """Write the (created, closed) bundle at *path* through *process*, once the writer
+        holds it: the bundle is never left unlocked with frames on their way, so a reader
+        (`wait_unlocked`, `symtrace record`'s parent reopening it after this process ended)
+        cannot take it before the writer drained them (docs/recording-process.md)."""
         sink = cls(process, manifest)
         process.send({"op": "reopen", "path": str(path.resolve()),
                       "named": [list(pair) for pair in redactor.named]})
-        if locked:
-            process.request({"op": "ready"})
+        process.request({"op": "ready"})
         return sink
 
     @property

@@ -73,11 +73,7 @@ def new_recording(path: str | os.PathLike[str], manifest: dict[str, Any], *,
     if process is None:
         return InlineRecording(created)
     created.close()
-    # locked: the bundle is never left unlocked with frames on their way (a program killed
-    # right after its first calls must not let a reader take the bundle before the writer
-    # process holds it and has drained them)
-    return offload.OffloadedSink.reopen(process, Path(path), created.manifest, redactor,
-                                        locked=True)
+    return offload.OffloadedSink.reopen(process, Path(path), created.manifest, redactor)
 
 
 def continued_recording(path: str | os.PathLike[str], *, redactor: Redactor,
@@ -91,4 +87,4 @@ def continued_recording(path: str | os.PathLike[str], *, redactor: Redactor,
         return InlineRecording(BundleWriter.reopen(path, redactor=redactor))
     root = Path(path)
     manifest = unsealed_manifest(root)  # read here: the program's seed is in it
-    return offload.OffloadedSink.reopen(process, root, manifest, redactor, locked=True)
+    return offload.OffloadedSink.reopen(process, root, manifest, redactor)

@@ -36,15 +36,8 @@ def bench(monkeypatch: pytest.MonkeyPatch) -> Any:
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "bench_recording_overhead", module)
     spec.loader.exec_module(module)
-    for family in (httpx, httpx2):
-        default = importlib.import_module(f"{family.__name__}._transports.default")
-        for owner, attribute in ((family.HTTPTransport, "handle_request"),
-                                 (family.AsyncHTTPTransport, "handle_async_request"),
-                                 (default.ResponseStream, "__iter__"),
-                                 (default.ResponseStream, "close"),
-                                 (default.AsyncResponseStream, "__aiter__"),
-                                 (default.AsyncResponseStream, "aclose")):
-            monkeypatch.setattr(owner, attribute, vars(owner)[attribute])  # undone at teardown
+    for owner, attribute, _ in module.transport_methods():
+        monkeypatch.setattr(owner, attribute, vars(owner)[attribute])  # undone at teardown
     tap = importlib.import_module("symtrace.boundaries.http.exchange").StreamTap
     monkeypatch.setattr(tap, "finish", vars(tap)["finish"])
     return module
