@@ -131,8 +131,13 @@ def verify_bundle(path: str | os.PathLike[str]) -> Bundle:
 def read_partial(root: Path, manifest: dict[str, Any]) -> list[Event]:
     """Events of a bundle still being written (complete lines only, no seal)."""
     files = _read_files(root)
-    pack = PackReader(_complete_lines(files[PACK] or b""), verify=True)
-    return _parse_events(_complete_lines(files[EVENTS] or b""), pack, verify=False)
+    return partial_events(files[PACK] or b"", files[EVENTS] or b"")
+
+
+def partial_events(pack: bytes, events: bytes) -> list[Event]:
+    """The events of an unsealed bundle's pack and events bytes (complete lines only)."""
+    return _parse_events(_complete_lines(events), PackReader(_complete_lines(pack), verify=True),
+                         verify=False)
 
 
 def _load(root: Path, *, deep: bool) -> Bundle:

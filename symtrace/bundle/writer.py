@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import shutil
 import threading
@@ -52,7 +53,7 @@ from symtrace.bundle.format import (
     events_digest,
 )
 from symtrace.bundle.pack import scan
-from symtrace.bundle.reader import read_partial
+from symtrace.bundle.reader import partial_events
 from symtrace.bundle.seal import (
     canon,
     event_line_of,
@@ -124,6 +125,9 @@ class BundleWriter:
         self._holding = False
         self._held: tuple[list[bytes], list[bytes], list[bytes]] = ([], [], [])
         self._held_bytes = 0
+        # The sha256 of each data file's bytes so far, fed as they are written: the seal's
+        # file digests without reading the files back (None: a write failed, read them back).
+        self._digests: dict[str, Any] | None = None
 
     # -- lifecycle -----------------------------------------------------------------------
     @classmethod
@@ -145,11 +149,12 @@ class BundleWriter:
             locked = open(root / EVENTS, "ab")  # noqa: SIM115 - becomes the writer's handle
             try:
                 _lock(locked, root / EVENTS)
-                for name in (PACK, EVENTS, SUMS):
-                    _cut_torn_tail(root / name)
-                _complete_sums(root)
-                writer._known_blobs = set(scan((root / PACK).read_bytes()))
-                writer.events = read_partial(root, manifest)
+                # each data file read once: cut, completed, then scanned and digested
+                data = {name: _cut_torn_tail(root / name) for name in (PACK, EVENTS, SUMS)}
+                data[SUMS] = _complete_sums(root, data[EVENTS], data[SUMS])
+                writer._known_blobs = set(scan(data[PACK]))
+                writer.events = partial_events(data[PACK], data[EVENTS])
+                writer._digests = {name: hashlib.sha256(data[name]) for name in data}
             except BaseException:
                 locked.close()
                 raise
@@ -173,7 +178,10 @@ class BundleWriter:
             self._dir.mkdir(parents=True, exist_ok=True)
             for name in (PACK, EVENTS, SUMS):
                 (self._dir / name).write_bytes(b"")
-            self._write_manifest()
+            self._digests = {name: hashlib.sha256() for name in (PACK, EVENTS, SUMS)}
+            # not fsynced: an unsealed bundle is not durable (its events are not fsynced
+            # either); the seal writes the manifest durably
+            self._write_manifest(durable=False)
             self._open_files()
         except OSError as exc:
             raise BundleWriteError(f"cannot write bundle at {self.path}: {exc}") from exc
@@ -224,13 +232,9 @@ class BundleWriter:
             try:
                 stdout_path = self._dir / STDOUT
                 stdout = stdout_path.read_bytes() if stdout_path.exists() else None
-                self._files[SUMS].write(canon(trailer(self.manifest, stdout)) + b"\n")
+                self._append_sums(canon(trailer(self.manifest, stdout)) + b"\n")
                 self._close_files(durable=True)
-                files = {
-                    name: sha256_ref((self._dir / name).read_bytes())
-                    for name in (SUMS, EVENTS, PACK, STDOUT)
-                    if (self._dir / name).exists()
-                }
+                files = self._file_digests(stdout)
                 self.manifest[DIGEST] = {
                     "files": files,
                     "root": root_digest(self.manifest, files),
@@ -249,7 +253,7 @@ class BundleWriter:
         """Update manifest fields without sealing (e.g. the outcome of an aborted run)."""
         with self._lock:
             self.manifest.update(updates)
-            self._write_manifest()
+            self._write_manifest(durable=False)  # an unsealed bundle is not durable
 
     def abort(self) -> None:
         """Drop a staged bundle; a non-staged one stays, unsealed and incomplete."""
@@ -297,8 +301,9 @@ class BundleWriter:
             self._append(EVENTS, events)
             # Not flushed: a sums line only locates damage in a sealed bundle, and one
             # missing after a kill is recomputed from its event line (reopen).
-            self._files[SUMS].write(sums)
+            self._append_sums(sums)
         except OSError as exc:
+            self._digests = None  # what reached the files is unknown: the seal reads them
             raise BundleWriteError(f"cannot append to {self.path}: {exc}") from exc
 
     def _hold(self, pack: list[bytes], line: bytes, sums: bytes) -> None:
@@ -330,6 +335,27 @@ class BundleWriter:
         fh = self._files[name]
         fh.write(data)
         fh.flush()
+        if self._digests is not None:
+            self._digests[name].update(data)
+
+    def _append_sums(self, data: bytes) -> None:
+        """Buffered (see _write): the close before the seal flushes it, or fails the seal."""
+        self._files[SUMS].write(data)
+        if self._digests is not None:
+            self._digests[SUMS].update(data)
+
+    def _file_digests(self, stdout: bytes | None) -> dict[str, str]:
+        """The seal's `files`: each data file's sha256, as written (read back only after a
+        failed write, when what reached the file is unknown)."""
+        files: dict[str, str] = {}
+        for name in (SUMS, EVENTS, PACK):
+            if self._digests is not None:
+                files[name] = "sha256:" + self._digests[name].hexdigest()
+            elif (self._dir / name).exists():
+                files[name] = sha256_ref((self._dir / name).read_bytes())
+        if stdout is not None:
+            files[STDOUT] = sha256_ref(stdout)
+        return files
 
     def _open_files(self, locked: IO[bytes] | None = None) -> None:
         """Open the data files for appending and take the lock (*locked*: events.jsonl,
@@ -347,18 +373,27 @@ class BundleWriter:
                 raise
 
     def _close_files(self, *, durable: bool) -> None:
+        """Close every data file. *durable* (the seal): flushed and fsynced, and the first
+        failure raised once all are closed (a seal must not claim what did not reach the
+        disk); otherwise failures are ignored (the files stay an unsealed prefix)."""
+        failure: OSError | None = None
         for fh in self._files.values():
-            with contextlib.suppress(OSError):
+            try:
                 fh.flush()
                 if durable:
                     os.fsync(fh.fileno())
-            fh.close()
+            except OSError as exc:
+                failure = failure or exc
+            with contextlib.suppress(OSError):
+                fh.close()
         self._files = {}
+        if durable and failure is not None:
+            raise failure
 
-    def _write_manifest(self) -> None:
+    def _write_manifest(self, *, durable: bool = True) -> None:
         data = pretty_bytes(self.manifest)
         self.redactor.check(data, "manifest")
-        atomic_write(self._dir / MANIFEST, data + b"\n")
+        atomic_write(self._dir / MANIFEST, data + b"\n", durable=durable)
 
 
 def _line_fields(event: Event, request: Any, response: Any) -> tuple[Any, ...]:
@@ -454,25 +489,31 @@ def _holder(path: Path) -> str:
     return "pid unknown"
 
 
-def _cut_torn_tail(path: Path) -> None:
-    """Cut a partial last line (a writer killed mid-append) so appends start on a boundary."""
+def _cut_torn_tail(path: Path) -> bytes:
+    """Cut a partial last line (a writer killed mid-append) so appends start on a boundary;
+    the file's bytes then."""
     if not path.exists():
         path.write_bytes(b"")
-        return
+        return b""
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):
+        data = data[: data.rfind(b"\n") + 1]
         with open(path, "r+b") as fh:
-            fh.truncate(data.rfind(b"\n") + 1)
+            fh.truncate(len(data))
+    return data
 
 
-def _complete_sums(root: Path) -> None:
-    """Recompute sums lines a killed writer did not get to (one per complete event line)."""
-    events = (root / EVENTS).read_bytes().split(b"\n")[:-1]
-    sums_path = root / SUMS
-    have = sums_path.read_bytes().count(b"\n")
+def _complete_sums(root: Path, events_data: bytes, sums_data: bytes) -> bytes:
+    """Recompute sums lines a killed writer did not get to (one per complete event line) from
+    the files' bytes (*events_data*, *sums_data*); the sums file's bytes then."""
+    events = events_data.split(b"\n")[:-1]
+    have = sums_data.count(b"\n")
     if have > len(events):
         raise BundleFormatError(f"{root}: {SUMS} has more lines than {EVENTS}")
     if have < len(events):
-        with open(sums_path, "ab") as fh:
-            for line in events[have:]:
-                fh.write(canon(event_sums(orjson.loads(line))) + b"\n")
+        missing = b"".join(canon(event_sums(orjson.loads(line))) + b"\n"
+                           for line in events[have:])
+        with open(root / SUMS, "ab") as fh:
+            fh.write(missing)
+        sums_data += missing
+    return sums_data

@@ -463,3 +463,95 @@ def test_the_seals_digest_and_counts_equal_the_plain_definitions():
     assert events_digest(odd) == plain_digest(odd)
     assert events_digest(odd) != events_digest([Event("1.0", 0, EventType.AGENT_ACTION, "main"),
                                                 odd[1]])
+
+
+def _seal_files(root: Path) -> dict[str, str]:
+    return orjson.loads((root / "manifest.json").read_bytes())["digest"]["files"]
+
+
+def _read_back(root: Path) -> dict[str, str]:
+    return {path.name: "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in root.iterdir() if path.name != "manifest.json"}
+
+
+def test_the_seal_digests_the_bytes_on_disk_without_reading_them_back(tmp_path):
+    """The writer digests each data file as it writes it (the seal reads none back): a held
+    writer, a reopened one (torn last lines cut, missing sums rebuilt) and one with captured
+    stdout all seal the sha256 of the files' actual bytes."""
+    import shutil
+
+    drawn = events(7, count=30)
+    manifest = {"kind": "recording", "task": "t", "initial_state": {}, "config": {}}
+    held = BundleWriter(tmp_path / "held", manifest, redactor=Redactor(())).open()
+    held.hold()
+    for event in drawn:
+        held.write_event(event)
+    held.write_stdout(b"printed\n")
+    held.finalize(complete=True)
+    assert _seal_files(tmp_path / "held") == _read_back(tmp_path / "held")
+    assert set(_seal_files(tmp_path / "held")) == {*FILES, "stdout.txt"}
+
+    live = BundleWriter(tmp_path / "live", manifest, redactor=Redactor(())).open()
+    for event in drawn[:20]:
+        live.write_event(event)
+    shutil.copytree(tmp_path / "live", tmp_path / "torn")
+    live.close()
+    for name in ("events.jsonl", "blobs.jsonl"):  # a kill in the middle of each append
+        with open(tmp_path / "torn" / name, "ab") as fh:
+            fh.write(b'{"torn')
+    reopened = BundleWriter.reopen(tmp_path / "torn", redactor=Redactor(()))
+    for event in drawn[20:]:
+        reopened.write_event(event)
+    reopened.finalize(complete=True)
+    assert _seal_files(tmp_path / "torn") == _read_back(tmp_path / "torn")
+    assert len(load_bundle(tmp_path / "torn").events) == len(drawn)
+
+
+def test_after_a_failed_append_the_seal_reads_the_files_back(tmp_path):
+    """A write that fails part-way leaves bytes the writer did not count: the seal then
+    digests what the files hold (the bundle still loads), not what it meant to write."""
+    from symtrace.errors import BundleWriteError
+
+    drawn = events(8, count=6)
+    manifest = {"kind": "recording", "task": "t", "initial_state": {}, "config": {}}
+    writer = BundleWriter(tmp_path / "b", manifest, redactor=Redactor(())).open()
+    for event in drawn[:3]:
+        writer.write_event(event)
+    events_file = writer._files["events.jsonl"]
+    real_write = events_file.write
+
+    def half_then_fail(data: bytes) -> int:
+        real_write(data[: len(data) // 2])
+        raise OSError(28, "No space left on device")
+
+    events_file.write = half_then_fail
+    with pytest.raises(BundleWriteError, match="No space left"):
+        writer.write_event(drawn[3])
+    events_file.write = real_write
+    writer.finalize(complete=False)
+    assert _seal_files(tmp_path / "b") == _read_back(tmp_path / "b")
+
+
+def test_a_seal_whose_fsync_fails_is_not_written(tmp_path, monkeypatch):
+    """A sealed bundle claims to survive power loss: when a data file cannot be fsynced the
+    seal fails (BundleWriteError) and the manifest stays unsealed."""
+    import os
+
+    from symtrace.errors import BundleWriteError
+
+    manifest = {"kind": "recording", "task": "t", "initial_state": {}, "config": {}}
+    writer = BundleWriter(tmp_path / "b", manifest, redactor=Redactor(())).open()
+    for event in events(9, count=4):
+        writer.write_event(event)
+
+    real_fsync = os.fsync
+
+    def failing_fsync(fd: int) -> None:  # events.jsonl only: the manifest's would fail anyway
+        if os.readlink(f"/proc/self/fd/{fd}").endswith("events.jsonl"):
+            raise OSError(5, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    with pytest.raises(BundleWriteError, match="cannot seal"):
+        writer.finalize(complete=True)
+    assert "digest" not in orjson.loads((tmp_path / "b" / "manifest.json").read_bytes())
