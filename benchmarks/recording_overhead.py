@@ -287,13 +287,16 @@ HOOK, TRANSPORT = "hook", "transport"
 # (class, attribute) a recorder replaces while its session is active: the transport methods of
 # httpx and of httpx2 (its fork, which openai 3 sends with); symtrace's seam and vcrpy's stub
 # patch these same two in each
-HOOKED = (("HTTPTransport", "handle_request"), ("AsyncHTTPTransport", "handle_async_request"))
-FAMILIES = ("httpx", "httpx2")
-# what meter_transport charges to TRANSPORT in each family: (module under the family, class,
-# method, the HookMeter wrapper for it)
-TRANSPORT_METHODS = (
+# (module under the family, class, method, the HookMeter wrapper for it)
+HOOKED = (
     ("", "HTTPTransport", "handle_request", "wrap"),
     ("", "AsyncHTTPTransport", "handle_async_request", "wrap_async"),
+)
+FAMILIES = ("httpx", "httpx2")
+# what meter_transport charges to TRANSPORT in each family: the hooked methods, and reading
+# their response streams
+TRANSPORT_METHODS = (
+    *HOOKED,
     ("._transports.default", "ResponseStream", "__iter__", "wrap_iter"),
     ("._transports.default", "ResponseStream", "close", "wrap"),
     ("._transports.default", "AsyncResponseStream", "__aiter__", "wrap_aiter"),
@@ -313,10 +316,11 @@ def http_families() -> tuple[Any, ...]:
     return tuple(found)
 
 
-def transport_methods() -> Iterator[tuple[type, str, str]]:
-    """(class, method, HookMeter wrapper name) of TRANSPORT_METHODS in every family."""
+def transport_methods(rows: tuple[tuple[str, str, str, str], ...] = TRANSPORT_METHODS
+                      ) -> Iterator[tuple[type, str, str]]:
+    """(class, method, HookMeter wrapper name) of *rows* in every family."""
     for family in http_families():
-        for module, owner, attribute, wrapper in TRANSPORT_METHODS:
+        for module, owner, attribute, wrapper in rows:
             yield (getattr(importlib.import_module(family.__name__ + module), owner),
                    attribute, wrapper)
 
@@ -342,14 +346,11 @@ def meter_transport(meter: HookMeter) -> None:
 def meter_hooks(meter: HookMeter) -> None:
     """Charge what a recorder installed on each family's transport (now, in its session) to
     HOOK; the recorder puts back what it found (the TRANSPORT wrapper) when its session ends."""
-    for family in http_families():
-        for owner_name, attribute in HOOKED:
-            owner = getattr(family, owner_name)
-            current = vars(owner)[attribute]
-            if is_metered(current):
-                continue  # nothing installed: the plain transport
-            wrap = meter.wrap_async if attribute == "handle_async_request" else meter.wrap
-            setattr(owner, attribute, wrap(current, HOOK))
+    for owner, attribute, wrapper in transport_methods(HOOKED):
+        current = vars(owner)[attribute]
+        if is_metered(current):
+            continue  # nothing installed: the plain transport
+        setattr(owner, attribute, getattr(meter, wrapper)(current, HOOK))
 
 
 @dataclass

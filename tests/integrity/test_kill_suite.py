@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -115,18 +116,21 @@ def _gated(tmp_path: Path, env: dict[str, str], at: int) -> tuple[subprocess.Pop
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
         preexec_fn=_interruptible,
     )
-    deadline = time.monotonic() + 60
-    while not gate.exists():
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        time.sleep(0.05)
+    _wait_until(lambda: gate.exists() or proc.poll() is not None, "the gate")
+    assert gate.exists(), proc.communicate()  # the recording ended before reaching it
     return proc, tmp_path / "b"
 
 
-def _wait_for_lines(path: Path, count: int, timeout: float = 60) -> None:
+def _wait_until(done: Callable[[], bool], what: str, timeout: float = 60) -> None:
+    """Poll *done* until it holds (AssertionError naming *what* after *timeout* seconds)."""
     deadline = time.monotonic() + timeout
-    while not path.exists() or path.read_bytes().count(b"\n") < count:
-        assert time.monotonic() < deadline, f"{path} has fewer than {count} lines"
+    while not done():
+        assert time.monotonic() < deadline, f"waited {timeout:.0f} s for {what}"
         time.sleep(0.05)
+
+
+def _lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
 @pytest.mark.parametrize("how", ["ctrl-c", "sigint-to-symtrace", "sigterm-to-symtrace"])
@@ -148,7 +152,8 @@ def test_symtrace_itself_killed_leaves_an_unsealed_readable_bundle(tmp_path, env
     # The group kill below ends the writer process too, and a killed writer loses the frames
     # it has not written yet (docs/recording-process.md): wait until it wrote what the program
     # sent before the gate, as it does within its pause, so the test does not race it.
-    _wait_for_lines(out / "events.jsonl", EVENTS_AFTER[2])
+    _wait_until(lambda: _lines(out / "events.jsonl") >= EVENTS_AFTER[2],
+                "the events sent before the gate")
     proc.send_signal(signal.SIGKILL)  # the program is left running, gated: end it too
     proc.wait(timeout=60)
     os.killpg(proc.pid, signal.SIGKILL)

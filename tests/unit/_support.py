@@ -94,3 +94,13 @@ def run_concurrently(session, calls: list[BoundaryCall], stagger: float = 0.03) 
     if errors:
         raise errors[0]
     return delivered
+
+
+class FakeClock:
+    """A clock for the benchmark's HookMeter that moves only when a test moves it."""
+
+    def __init__(self) -> None:
+        self.now = 0
+
+    def __call__(self) -> int:
+        return self.now

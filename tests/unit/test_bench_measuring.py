@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from ._support import FakeClock
+
 REPO = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("bench_measuring",
                                                REPO / "benchmarks" / "measuring.py")
@@ -50,14 +52,6 @@ def test_median_ci_of_a_sample():
     assert measuring.median_ci([3.0]).low == measuring.median_ci([3.0]).high == 3.0
     with pytest.raises(ValueError):
         measuring.median_ci([])
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0
-
-    def __call__(self) -> int:
-        return self.now
 
 
 def test_hook_meter_charges_nested_modes_to_themselves():

@@ -12,18 +12,12 @@ from typing import Any
 
 import pytest
 
+from ._support import FakeClock
+
 httpx = pytest.importorskip("httpx")
 httpx2 = pytest.importorskip("httpx2")
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0
-
-    def __call__(self) -> int:
-        return self.now
 
 
 @pytest.fixture
