@@ -1,7 +1,7 @@
 """Is symtrace cheap enough to leave on? Recording, replay, size and load, side by side.
 
     .venv/bin/python benchmarks/recording_overhead.py [--rounds 30] [--calls 40]
-        [--variants unrecorded vcrpy symtrace symtrace-inline] [--dump FILE]
+        [--variants unrecorded vcrpy symtrace symtrace-inline symtrace-at-read] [--dump FILE]
         [--events 500 5000 50000] [--replay-rounds 5] [--replay-cap N]
         [--only record|replay|size] [--client openai|httpx]
 
@@ -11,9 +11,10 @@ is noise; the stub endpoint runs in a separate process so its CPU is not counted
 1. **Recording overhead per call**, openai SDK against a local stub endpoint (its own process):
    unrecorded, recorded by vcrpy, by symtrace (its default: graph derivation and bundle writing
    in a writer process, where this symtrace has one) and by symtrace-inline (SYMTRACE_WRITER=inline:
-   everything in the program's process). Shapes: a short one-message request, and a ~8 KB
-   20-message conversation (a running chat: each call appends the last reply and a new user turn
-   and keeps the system prompt plus the latest 19 messages, as a context window does). Modes:
+   everything in the program's process), and by symtrace-at-read (graph="at-read": the graph
+   derived when the bundle is read, bundle format 3). Shapes: a short one-message request, and a
+   ~8 KB 20-message conversation (a running chat: each call appends the last reply and a new user
+   turn and keeps the system prompt plus the latest 19 messages, as a context window does). Modes:
    sync, async (one long-lived event loop), and sync streaming. ``--client httpx`` sends the
    same requests with httpx alone: without the SDK's ~10 ms of CPU per call around them the
    unrecorded cell costs ~1-2 ms, so the paired difference (in-proc, total) is precise; both
@@ -241,6 +242,11 @@ def symtrace_record(path: Path) -> contextlib.AbstractContextManager[Any]:
     return symtrace.record(path / "bundle", overwrite=True)
 
 
+def symtrace_at_read(path: Path) -> contextlib.AbstractContextManager[Any]:
+    """symtrace with the graph derived when the bundle is read (format 3), not recorded."""
+    return symtrace.record(path / "bundle", overwrite=True, graph="at-read")
+
+
 @contextlib.contextmanager
 def symtrace_inline(path: Path) -> Iterator[None]:
     """symtrace with graph derivation and bundle writing in the program's process (the
@@ -269,7 +275,11 @@ VARIANTS: dict[str, Callable[[Path], contextlib.AbstractContextManager[Any]]] = 
     "vcrpy": vcrpy_record,
     "symtrace": symtrace_record,
     "symtrace-inline": symtrace_inline,
+    "symtrace-at-read": symtrace_at_read,
 }
+
+
+OFFLOADED = ("symtrace", "symtrace-at-read")  # the variants that record in a writer process
 
 
 def writer_cpu_counter() -> Callable[[], float] | None:
@@ -501,7 +511,7 @@ def report_recording(workloads: list[Workload], names: list[str],
     swing = probe.high / probe.low if probe.low > 0 else float("nan")
     # what ran, from what was measured: a symtrace with writer processes may still record
     # inline (SYMTRACE_WRITER in the environment, or its writer failed to start)
-    writer_process = any(c.writer > 0 for k, v in cells.items() if k[1] == "symtrace" for c in v)
+    writer_process = any(c.writer > 0 for k, v in cells.items() if k[1] in OFFLOADED for c in v)
     mode = ("offloaded to a writer process (its CPU measured)" if writer_process
             else "inline (no writer process CPU seen)" if writer_cpu_counter()
             else "inline (this symtrace has no writer process)")
@@ -554,8 +564,8 @@ def report_recording(workloads: list[Workload], names: list[str],
                     if r > worst.setdefault(name, {}).get(key, (-1e9, ""))[0]:
                         worst[name][key] = (r, " ".join(workload.name.split()))
     for name, w in worst.items():
-        writer = ("its writer process's CPU included" if name == "symtrace" and writer_process
-                  else "no writer process CPU seen")
+        writer = ("its writer process's CPU included"
+                  if name in OFFLOADED and writer_process else "no writer process CPU seen")
         print(f"verdict {name}: worst total overhead / vcrpy's = {w['total'][0]:.2f} "
               f"({w['total'][1]}; total = in-process + writer, {writer}); target <= 1, aim "
               f"0.33.\n   In-process alone / vcrpy's total: {w['in'][0]:.2f} ({w['in'][1]}); "

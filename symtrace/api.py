@@ -86,6 +86,7 @@ def record(
     adapters: Sequence[str] | None = None,
     overwrite: bool = False,
     writer: str | None = None,
+    graph: str | None = None,
 ) -> Iterator[Handle]:
     """Record every boundary call made inside the block into a bundle at *path*.
 
@@ -96,6 +97,11 @@ def record(
     *writer*: `"process"` (default, or $SYMTRACE_WRITER) derives the graph and writes the
     bundle in a writer process, `"inline"` in this one; the bundle is the same
     (docs/recording-process.md).
+
+    *graph*: `"at-record"` (default, or $SYMTRACE_GRAPH) derives the event-dependency graph
+    while recording and writes each event's parents; `"at-read"` leaves the derivation to
+    whoever reads the bundle (format 3: recording a conversation costs about half as much in
+    the writer; the first read of the parents derives them all, docs/bundle-format.md).
     """
     seed = new_seed() if seed is None else seed
     redactor = Redactor.from_environment(secrets)
@@ -109,7 +115,8 @@ def record(
         hash_seed=os.environ.get("PYTHONHASHSEED"),
         adapters=[a.name for a in names],
     )
-    sink = new_recording(path, manifest, redactor=redactor, overwrite=overwrite, writer=writer)
+    sink = new_recording(path, manifest, redactor=redactor, overwrite=overwrite, writer=writer,
+                         graph=graph)
     session = Recorder(None, redactor, sink=sink)
     egress = EgressRecorder()
     try:

@@ -149,3 +149,48 @@ def check_selective_replay_and_strict_child(
     assert stub.served == served, "the child's strict replay sent a request"
     assert again.final == child.final_result().response["value"]
     return again
+
+
+class EagerAlongside:
+    """While a recording writes its graph to be derived at read (`graph="at-read"`, written
+    inline), a GraphBuilder derives each call's parents as a recording at record time does,
+    at the same moments: derive_at_read() on the loaded bundle must give exactly these."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from symtrace.session.sink import InlineSink
+
+        self.parents: dict[str, Any] = {}
+        opened, emitted = InlineSink.open_call, InlineSink.emit
+        spy = self
+
+        def open_call(sink: Any, ident: str, event_type: Any, lane: str, request: Any,
+                      meta: dict[str, Any], dispatched_by: tuple[str, ...],
+                      body_json: bytes | None = None) -> Any:
+            if sink.at_read:
+                spy.parents[ident] = sink.graph.parents_for(
+                    ident, event_type, lane, request, meta, dispatched_by=dispatched_by)
+            return opened(sink, ident, event_type, lane, request, meta, dispatched_by,
+                          body_json)
+
+        def emit(sink: Any, event: Any) -> None:
+            emitted(sink, event)
+            if sink.at_read:
+                known = spy.parents.get(event.id)
+                sink.graph.completed(event if known is None else event.evolve(parents=known))
+
+        monkeypatch.setattr(InlineSink, "open_call", open_call)
+        monkeypatch.setattr(InlineSink, "emit", emit)
+        monkeypatch.setenv("SYMTRACE_WRITER", "inline")
+        monkeypatch.setenv("SYMTRACE_GRAPH", "at-read")
+
+    def check(self, bundle_path: Path) -> int:
+        """Assert that the bundle's calls derive, when read, the parents recorded alongside;
+        the number of edges."""
+        from symtrace.bundle import load_bundle
+
+        bundle = load_bundle(bundle_path)
+        assert bundle.manifest["format_version"] == 3
+        derived = {e.id: e.parents for e in bundle.events if e.derive is not None}
+        assert derived, "no call was written with its graph to derive"
+        assert derived == self.parents
+        return sum(len(parents) for parents in derived.values())

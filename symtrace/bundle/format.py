@@ -11,7 +11,14 @@ from symtrace.errors import BundleFormatError, UnsupportedBundleVersion
 from symtrace.model.events import Event
 from symtrace.model.hashing import digest, digest_canonical
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 2  # every event line carries its parents
+# The graph derived at read (manifest `graph`: GRAPH_AT_READ): a call's line carries what its
+# derivation reads in place of its parents (docs/bundle-format.md). A reader of version 2 only
+# refuses such a bundle, typed, rather than read calls without parents.
+GRAPH_AT_READ_VERSION = 3
+VERSIONS = (FORMAT_VERSION, GRAPH_AT_READ_VERSION)
+GRAPH = "graph"  # manifest key: when the graph is derived
+GRAPH_AT_RECORD, GRAPH_AT_READ = "at-record", "at-read"
 MANIFEST = "manifest.json"
 EVENTS = "events.jsonl"
 PACK = "blobs.jsonl"
@@ -33,9 +40,18 @@ def check_version(data: Any, where: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise BundleFormatError(f"{where}: manifest is not a JSON object")
     version = data.get("format_version")
-    if version != FORMAT_VERSION:
-        raise UnsupportedBundleVersion(version, FORMAT_VERSION)
+    if version not in VERSIONS or type(version) is not int:
+        raise UnsupportedBundleVersion(version, VERSIONS)
+    if (version == GRAPH_AT_READ_VERSION) != (data.get(GRAPH) == GRAPH_AT_READ):
+        raise BundleFormatError(
+            f"{where}: format_version {version} with graph {data.get(GRAPH)!r} (version "
+            f"{GRAPH_AT_READ_VERSION} is the one whose graph is derived at read)")
     return data
+
+
+def format_version(manifest: dict[str, Any]) -> int:
+    """The version a bundle with *manifest* is written in."""
+    return GRAPH_AT_READ_VERSION if manifest.get(GRAPH) == GRAPH_AT_READ else FORMAT_VERSION
 
 
 def check_manifest(data: Any, where: str) -> dict[str, Any]:
@@ -59,16 +75,20 @@ def events_digest(events: list[Event]) -> str:
     ordered = sorted(events, key=_POSITION)
     ids = [e.id for e in ordered]
     hashes = [e.content_hash for e in ordered]
-    parents = [[edge.source for edge in e.parents] for e in ordered]
+    # a call whose graph is derived at read: what its line holds (its derivation's inputs)
+    parents = [[edge.source for edge in e.parents] if e.derive is None else e.derive
+               for e in ordered]
     rows = [list(row) for row in zip(ids, hashes, parents, strict=True)]
     if _STR.issuperset(map(type, ids)) and _STR.issuperset(map(type, hashes)) and (
-            _STR.issuperset(map(type, chain.from_iterable(parents)))):
+            _STR.issuperset(map(type, chain.from_iterable(parents)))) and (
+            _LIST.issuperset(map(type, parents))):
         return digest_canonical(rows)
     return digest(rows)
 
 
 _POSITION = attrgetter("position")
 _STR = frozenset((str,))
+_LIST = frozenset((list,))
 
 
 def counts_of(events: list[Event]) -> dict[str, int]:

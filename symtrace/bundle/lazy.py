@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from symtrace.bundle.blobs import Joiner
+from symtrace.errors import BundleFormatError
 from symtrace.model.events import Edge, Event
+from symtrace.model.graph_at_read import derive_at_read
 
 _set = object.__setattr__
 
@@ -53,6 +55,52 @@ class LazyEvent(Event):
 
     request = _lazy_field("_request")  # type: ignore[assignment]
     response = _lazy_field("_response")  # type: ignore[assignment]
+
+
+class DerivedEvent(LazyEvent):
+    """A call of a bundle whose graph is derived at read (format 3): its parents are derived,
+    for all of the bundle's calls at once, when one of them is first read (a bundle that is
+    only listed, inspected or verified never derives them)."""
+
+    __slots__ = ("_derivation", "_parents")
+
+    def _get_parents(self) -> tuple[Edge, ...]:
+        parents = object.__getattribute__(self, "_parents")
+        if parents is None:
+            object.__getattribute__(self, "_derivation").run()
+            parents = object.__getattribute__(self, "_parents")
+        return parents  # type: ignore[no-any-return]
+
+    def _set_parents(self, value: tuple[Edge, ...]) -> None:
+        _set(self, "_parents", value)  # given (a copy's constructor): final
+        _set(self, "_derivation", None)
+
+    parents = property(_get_parents, _set_parents)  # type: ignore[assignment]
+
+
+class Derivation:
+    """The derivation shared by one bundle's DerivedEvents (run once, on first need)."""
+
+    def __init__(self, lines: list[Event]) -> None:
+        self.lines = lines  # events.jsonl order (the bundle sorts its own list by position)
+        self.running = False
+        for event in lines:
+            if type(event) is DerivedEvent:
+                _set(event, "_parents", None)
+                _set(event, "_derivation", self)
+
+    def run(self) -> None:
+        if self.running:  # a line completed before its own call started (hand-made?)
+            raise BundleFormatError(
+                "an event line precedes the start of its own call (its seen is too large)")
+        self.running = True
+        try:
+            derived = derive_at_read(self.lines)
+        finally:
+            self.running = False
+        for event in self.lines:
+            if type(event) is DerivedEvent:
+                _set(event, "_parents", derived[event.id])
 
 
 class _Joined:

@@ -26,6 +26,9 @@ from symtrace.bundle import blobs
 from symtrace.bundle.format import (
     DIGEST,
     EVENTS,
+    GRAPH,
+    GRAPH_AT_READ,
+    GRAPH_AT_READ_VERSION,
     MANIFEST,
     PACK,
     SEALED_FILES,
@@ -35,7 +38,7 @@ from symtrace.bundle.format import (
     counts_of,
     events_digest,
 )
-from symtrace.bundle.lazy import LazyEvent
+from symtrace.bundle.lazy import Derivation, DerivedEvent, LazyEvent
 from symtrace.bundle.locate import locate
 from symtrace.bundle.pack import PackReader
 from symtrace.bundle.seal import root_digest, sha256_ref
@@ -47,6 +50,7 @@ from symtrace.errors import (
 )
 from symtrace.model.canonical import JSONValue
 from symtrace.model.events import Event, EventType
+from symtrace.model.graph_at_read import check_inputs
 
 
 @dataclass(frozen=True)
@@ -170,6 +174,10 @@ def _load(root: Path, *, deep: bool) -> Bundle:
         pack = PackReader(pack_data, verify=deep or not sealed)
         with _collector_paused():
             events = _parse_events(events_data, pack, verify=deep or not sealed)
+        if manifest.get(GRAPH) != GRAPH_AT_READ and any(e.derive is not None for e in events):
+            raise BundleFormatError(
+                f"{EVENTS}: a call holds parents to derive, but the manifest's graph is not "
+                f"{GRAPH_AT_READ!r} (format {GRAPH_AT_READ_VERSION})")
         _check_graph(events, complete=bool(manifest.get("complete")))
         if deep:
             pack.check_all()
@@ -247,9 +255,16 @@ def _parse_events(data: bytes, pack: PackReader, *, verify: bool) -> list[Event]
     edges: dict[tuple[str, str], Any] = {}
     lines = data.split(b"\n")
     lines.pop()  # b"" after the last newline
+    derived = False
     for index, line in enumerate(lines):
         try:
-            event: Event = LazyEvent.of(orjson.loads(line), joiner, edges)
+            record = orjson.loads(line)
+            if type(record.get("parents")) is dict:  # derived at read (format 3)
+                check_inputs(record["parents"], index, EVENTS)
+                event: Event = DerivedEvent.of(record, joiner, edges)
+                derived = True
+            else:
+                event = LazyEvent.of(record, joiner, edges)
         except (orjson.JSONDecodeError, KeyError, ValueError, TypeError, AttributeError) as exc:
             if isinstance(exc, BundleFormatError):
                 raise
@@ -270,12 +285,16 @@ def _parse_events(data: bytes, pack: PackReader, *, verify: bool) -> list[Event]
                         f"{event.id} {name} does not match its content", where=f"{where}.{name}"
                     )
         events.append(event)
+    if derived:
+        Derivation(list(events))
     return events
 
 
 def _check_graph(events: list[Event], *, complete: bool) -> None:
     ids = {e.id for e in events}
     for i, event in enumerate(events):
+        if event.derive is not None:
+            continue  # derived when first read: from registered events only, by construction
         for edge in event.parents:
             if edge.source not in ids:
                 raise BundleIntegrityError(

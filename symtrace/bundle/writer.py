@@ -44,13 +44,15 @@ from symtrace.bundle import blobs
 from symtrace.bundle.format import (
     DIGEST,
     EVENTS,
-    FORMAT_VERSION,
+    GRAPH,
+    GRAPH_AT_READ,
     MANIFEST,
     PACK,
     STDOUT,
     SUMS,
     counts_of,
     events_digest,
+    format_version,
 )
 from symtrace.bundle.pack import scan
 from symtrace.bundle.reader import partial_events
@@ -110,7 +112,8 @@ class BundleWriter:
         staging: bool = False,
     ) -> None:
         self.path = Path(path)
-        self.manifest = {**manifest, "format_version": FORMAT_VERSION, "complete": False}
+        self.manifest = {**manifest, "format_version": format_version(manifest),
+                         "complete": False}
         self.manifest.pop(DIGEST, None)
         self.redactor = redactor
         self.overwrite = overwrite
@@ -266,6 +269,12 @@ class BundleWriter:
                 shutil.rmtree(self._dir, ignore_errors=True)
 
     # -- content -------------------------------------------------------------------------
+    @property
+    def graph_at_read(self) -> bool:
+        """The calls' parents are derived when the bundle is read (format 3): a sink writes
+        what their derivation reads instead (symtrace.model.graph.AtRead)."""
+        return self.manifest.get(GRAPH) == GRAPH_AT_READ
+
     def write_event(self, event: Event) -> None:
         """Append one event (hashes already computed on the redacted content). O(1)."""
         with self._lock:
@@ -402,7 +411,8 @@ def _line_fields(event: Event, request: Any, response: Any) -> tuple[Any, ...]:
     attribute; its `value` is a property)."""
     return (
         event.agent, event.content_hash, event.id, event.lane, event.meta,
-        [{"source": edge.source, "kind": edge.kind._value_} for edge in event.parents],
+        [{"source": edge.source, "kind": edge.kind._value_} for edge in event.parents]
+        if event.derive is None else event.derive,
         event.position, event.reason, request, event.request_hash, response,
         event.response_hash, event.type._value_,
     )

@@ -91,6 +91,11 @@ class Event:
     response_hash: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     content_hash: str = ""
+    # A call recorded with its graph derived at read (bundle format 3): what its derivation
+    # reads, written in place of its parents: {"seen": the number of event lines written
+    # before the call started, "causes": its attribution's dispatched_by, when any}
+    # (symtrace.model.graph.derive_at_read()). None: the parents are the event's own.
+    derive: dict[str, Any] | None = None
 
     @property
     def is_llm(self) -> bool:
@@ -172,13 +177,14 @@ class Event:
 
     @classmethod
     def from_parts(cls, data: dict[str, Any], parents: tuple[Edge, ...],
-                   request: JSONValue) -> Event:
+                   request: JSONValue, derive: dict[str, Any] | None = None) -> Event:
         """An event a recording process serialised (`to_json`) for its writer process, whose
         *parents* and *request* are given apart (derived there; sent once, with its call):
         one construction, not from_json and a copy (symtrace/record/writer_process.py)."""
         event = object.__new__(cls)
         event._fill(data, {})
         _set(event, "parents", parents)
+        _set(event, "derive", derive)
         _set(event, "request", request)
         _set(event, "response", data.get("response"))
         return event
@@ -196,7 +202,13 @@ class Event:
         _set(self, "agent", data.get("agent"))
         _set(self, "reason", data.get("reason"))
         parents = []
-        for p in data.get("parents", ()):
+        stored = data.get("parents", ())
+        if type(stored) is dict:  # derived at read (format 3): the inputs of its derivation
+            _set(self, "derive", stored)
+            stored = ()
+        else:
+            _set(self, "derive", None)
+        for p in stored:
             key = (p["source"], p["kind"])
             edge = edges.get(key)
             if edge is None:

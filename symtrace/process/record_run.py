@@ -29,6 +29,7 @@ from symtrace.process.protocol import ENV_LAUNCH, HandBack, Launch, Mode, Record
 from symtrace.process.spawn import run_instrumented
 from symtrace.process.supervise import ChildExit
 from symtrace.record.outcome import complete_bundle
+from symtrace.record.sinks import with_graph
 
 ENV_PREFIXES = (
     "OPENAI_",
@@ -95,8 +96,10 @@ def record_command(
     env_keep: Sequence[str] = (),
     force: bool = False,
     quiet: bool = False,
+    graph: str | None = None,
 ) -> RecordOutcome:
-    """Record one run of *command* into a new bundle at *out*."""
+    """Record one run of *command* into a new bundle at *out* (*graph*: when its graph is
+    derived, symtrace.record.sinks.with_graph())."""
     if not command:
         raise ValueError("no command to record (give it after --)")
     redactor = Redactor.from_environment(names=secret_envs)
@@ -120,6 +123,7 @@ def record_command(
         adapters=[a.name for a in armed],
         command=cmd,
     )
+    manifest = with_graph(manifest, graph)
     writer = BundleWriter(out, manifest, redactor=redactor, overwrite=force).open()
     writer.close()
     launch = Launch(

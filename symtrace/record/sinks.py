@@ -5,6 +5,10 @@ and writing in the program's process; `process` (the default) moves them to a wr
 (symtrace/record/offload.py). If the writer process cannot be started the recording is
 written inline, with a warning: the bundle is the same either way. Replay sessions always
 write inline (docs/recording-process.md).
+
+`SYMTRACE_GRAPH=at-read` (or `graph="at-read"`) records without deriving the graph: the
+bundle (format 3) holds what deriving it reads, and a reader derives it when first needed
+(symtrace/model/graph_at_read.py).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from symtrace.bundle.format import GRAPH, GRAPH_AT_READ, GRAPH_AT_RECORD
 from symtrace.bundle.writer import BundleWriter, unsealed_manifest
 from symtrace.errors import UsageError
 from symtrace.model.canonical import JSONValue
@@ -24,6 +29,8 @@ from symtrace.session.sink import InlineSink
 ENV_WRITER = "SYMTRACE_WRITER"
 PROCESS, INLINE = "process", "inline"
 WRITERS = (PROCESS, INLINE)
+ENV_GRAPH = "SYMTRACE_GRAPH"
+GRAPHS = (GRAPH_AT_RECORD, GRAPH_AT_READ)
 
 
 class InlineRecording(InlineSink):
@@ -63,11 +70,24 @@ def chosen(writer: str | None = None) -> str:
     return value
 
 
+def with_graph(manifest: dict[str, Any], graph: str | None = None) -> dict[str, Any]:
+    """*manifest* for a recording whose graph is derived when *graph* says: *graph*, else
+    $SYMTRACE_GRAPH, else `at-record` (the manifest as it is: format 2); `at-read` marks it
+    (format 3, docs/bundle-format.md). Anything else is a UsageError."""
+    value = graph if graph is not None else os.environ.get(ENV_GRAPH) or GRAPH_AT_RECORD
+    if value not in GRAPHS:
+        raise UsageError(f"graph must be one of {', '.join(GRAPHS)} (got {value!r}; "
+                         f"${ENV_GRAPH} or graph=)")
+    return {**manifest, GRAPH: GRAPH_AT_READ} if value == GRAPH_AT_READ else manifest
+
+
 def new_recording(path: str | os.PathLike[str], manifest: dict[str, Any], *,
-                  redactor: Redactor, overwrite: bool, writer: str | None = None) -> Recording:
+                  redactor: Redactor, overwrite: bool, writer: str | None = None,
+                  graph: str | None = None) -> Recording:
     """Create the bundle at *path* here (a bad path fails now, typed) and write it through
-    the chosen sink."""
+    the chosen sink (*graph*: with_graph())."""
     how = chosen(writer)
+    manifest = with_graph(manifest, graph)
     created = BundleWriter(path, manifest, redactor=redactor, overwrite=overwrite).open()
     process = offload.spawn_or_warn() if how == PROCESS else None
     if process is None:

@@ -32,8 +32,9 @@ from typing import Any
 
 from symtrace.bundle.writer import BundleWriter
 from symtrace.errors import BundleWriteError, SymtraceError
-from symtrace.model.events import Event, EventType
+from symtrace.model.events import Edge, Event, EventType
 from symtrace.model.graph import GraphBuilder
+from symtrace.model.graph_at_read import inputs_of
 from symtrace.model.redaction import Redactor
 from symtrace.record.frames import FrameReader, encode, error_json, write_all
 from symtrace.record.outcome import complete_bundle
@@ -52,7 +53,8 @@ class Recording:
     def _reset(self) -> None:
         self.writer: BundleWriter | None = None
         self.graph = GraphBuilder()
-        self.calls: dict[str, tuple[Any, Any]] = {}  # event id -> (parents, request)
+        # event id -> (parents, request, what deriving them at read reads)
+        self.calls: dict[str, tuple[Any, Any, Any]] = {}
         self.failure: dict[str, str] | None = None
 
     def apply(self, frame: dict[str, Any]) -> dict[str, Any] | None:
@@ -103,27 +105,35 @@ class Recording:
 
     def op_call(self, frame: dict[str, Any]) -> None:
         ident, request = frame["id"], frame["request"]
-        parents = self.graph.parents_for(
-            ident, EventType(frame["type"]), frame["lane"], request, frame["meta"],
-            dispatched_by=tuple(frame["dispatched_by"]),
-        )
+        writer = self._writer()
+        if writer.graph_at_read:  # what deriving its parents reads, for the reader
+            parents: tuple[Edge, ...] = ()
+            derive = inputs_of(len(writer.events), frame["dispatched_by"])
+        else:
+            parents = self.graph.parents_for(
+                ident, EventType(frame["type"]), frame["lane"], request, frame["meta"],
+                dispatched_by=tuple(frame["dispatched_by"]),
+            )
+            derive = None
         data = frame.get("event")
         if data is None:
-            self.calls[ident] = (parents, request)
+            self.calls[ident] = (parents, request, derive)
         else:  # the call's own event came with it
-            self._write(Event.from_parts(data, parents, data.get("request", request)))
+            self._write(Event.from_parts(data, parents, data.get("request", request), derive))
 
     def op_event(self, frame: dict[str, Any]) -> None:
         data = frame["event"]
         if data.get("from_call"):  # the parents (and maybe the request) of its call
-            parents, request = self.calls.pop(data["id"])
-            self._write(Event.from_parts(data, parents, data.get("request", request)))
+            parents, request, derive = self.calls.pop(data["id"])
+            self._write(Event.from_parts(data, parents, data.get("request", request), derive))
         else:
             self._write(Event.from_json(data))
 
     def _write(self, event: Event) -> None:
-        self._writer().write_event(event)
-        self.graph.completed(event)
+        writer = self._writer()
+        writer.write_event(event)
+        if not writer.graph_at_read:
+            self.graph.completed(event)
 
     def op_complete(self, frame: dict[str, Any]) -> None:
         writer = self._writer()

@@ -21,6 +21,7 @@ from symtrace.bundle.writer import BundleWriter
 from symtrace.model.canonical import JSONValue
 from symtrace.model.events import Edge, Event, EventType
 from symtrace.model.graph import GraphBuilder
+from symtrace.model.graph_at_read import inputs_of
 
 
 class TrajectorySink(Protocol):
@@ -49,11 +50,17 @@ class TrajectorySink(Protocol):
 
 
 class InlineSink:
-    """Derive parents and write the bundle in the calling thread (*writer* None: no bundle)."""
+    """Derive parents and write the bundle in the calling thread (*writer* None: no bundle).
+
+    A recording whose graph is derived at read (`BundleWriter.graph_at_read`) writes what
+    each call's derivation reads instead (symtrace.model.graph_at_read); a replay, which
+    passes the *graph* it decides live calls by, derives while it writes."""
 
     def __init__(self, writer: BundleWriter | None, graph: GraphBuilder | None = None) -> None:
         self.writer = writer
+        self.at_read = graph is None and writer is not None and writer.graph_at_read
         self.graph = graph or GraphBuilder()
+        self._inputs: dict[str, dict[str, Any]] = {}  # call id -> inputs_of() (at read)
 
     @property
     def accepting(self) -> bool:
@@ -62,10 +69,19 @@ class InlineSink:
     def open_call(self, ident: str, event_type: EventType, lane: str, request: JSONValue,
                   meta: dict[str, Any], dispatched_by: tuple[str, ...],
                   body_json: bytes | None = None) -> tuple[Edge, ...]:
+        if self.at_read:
+            assert self.writer is not None
+            self._inputs[ident] = inputs_of(len(self.writer.events), dispatched_by)
+            return ()
         return self.graph.parents_for(ident, event_type, lane, request, meta,
                                       dispatched_by=dispatched_by)
 
     def emit(self, event: Event) -> None:
+        if self.at_read:
+            assert self.writer is not None
+            inputs = self._inputs.pop(event.id, None)
+            self.writer.write_event(event if inputs is None else event.evolve(derive=inputs))
+            return
         if self.writer is not None:
             self.writer.write_event(event)
         self.graph.completed(event)
