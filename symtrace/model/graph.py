@@ -41,7 +41,7 @@ the same way.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
 from typing import Any
 
@@ -49,6 +49,7 @@ from symtrace.model.dataflow import (
     MEMO_MAX_TEXT,
     call_fp,
     consumed,
+    fingerprint,
     message_values,
     normalise,
     produced,
@@ -469,6 +470,32 @@ def cause_edges(
             continue
         out[source] = EdgeKind.CONTROL
     return out
+
+
+def final_parents(events: Sequence[Event], value: Any,
+                  parents: Callable[[Event], tuple[Edge, ...]] | None = None
+                  ) -> tuple[Edge, ...]:
+    """The parents of a run's final_result after *events*: a control edge from each sink
+    event (one without successors), and a data edge from the latest event whose output the
+    declared *value* repeats. *parents*: how to read an event's parents (default: its own)."""
+    read = parents or _own_parents
+    succeeded = {edge.source for event in events for edge in read(event)}
+    edges = {e.id: EdgeKind.CONTROL for e in events if e.id not in succeeded}
+    target = fingerprint("text", value if isinstance(value, str) else None)
+    if target:
+        for event in sorted(events, key=_position, reverse=True):
+            if target in produced(event):
+                edges[event.id] = EdgeKind.DATA
+                break
+    return tuple(Edge(source, kind) for source, kind in sorted(edges.items()))
+
+
+def _own_parents(event: Event) -> tuple[Edge, ...]:
+    return event.parents
+
+
+def _position(event: Event) -> int:
+    return event.position
 
 
 def children_index(events: Iterable[Event]) -> dict[str, list[str]]:

@@ -12,10 +12,14 @@ place of its parents, what deriving them reads that the bundle does not hold oth
   `dispatched_by`), when it named any.
 
 Everything else a derivation reads is the event itself (type, lane, request, the provider's
-call id in `meta`). derive_at_read() replays the recording's sequence: calls in the order
-they started (position), each after the events completed before it, through the same
-GraphBuilder, so it derives the parents a recording with the graph derived while recording
-gives (tests/unit/test_graph_at_read.py checks both on the same runs).
+call id in `meta`). The run's final_result holds them too: its parents (the sink events, and
+the event whose output the declared value repeats) need the calls' parents.
+
+derive_at_read() replays the recording's sequence: calls in the order they started
+(position), each after the events completed before it, through the same GraphBuilder, so it
+derives the parents a recording with the graph derived while recording gives (checked on the
+same runs: tests/integrity/test_graph_at_read.py, and every framework scenario in
+tests/adapters/*/test_*graph_at_read.py).
 """
 
 from __future__ import annotations
@@ -24,8 +28,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from symtrace.errors import BundleFormatError
-from symtrace.model.events import Edge, Event
-from symtrace.model.graph import GraphBuilder
+from symtrace.model.events import Edge, Event, EventType
+from symtrace.model.graph import GraphBuilder, final_parents
 
 SEEN, CAUSES = "seen", "causes"
 
@@ -52,16 +56,27 @@ def check_inputs(inputs: Any, line: int, where: str) -> None:
 
 
 def derive_at_read(lines: Sequence[Event]) -> dict[str, tuple[Edge, ...]]:
-    """The parents of every call in *lines* (a bundle's events in events.jsonl order) that
-    holds the inputs of its derivation (`Event.derive`) instead of them."""
+    """The parents of every event in *lines* (a bundle's events in events.jsonl order) that
+    holds the inputs of its derivation (`Event.derive`) instead of them: the calls, and the
+    final_result (final_parents() of the events before it, as a recording computes them)."""
     graph = GraphBuilder()
     derived: dict[str, tuple[Edge, ...]] = {}
+
+    def parents(event: Event) -> tuple[Edge, ...]:
+        return derived[event.id] if event.derive is not None else event.parents
+
     done = 0
     for call in sorted((e for e in lines if e.derive is not None), key=_position):
         inputs = call.derive
         assert inputs is not None
+        if call.type is EventType.FINAL_RESULT:
+            before = [e for e in lines if e.position < call.position]
+            value = call.response.get("value") if isinstance(call.response, dict) else None
+            derived[call.id] = final_parents(before, value, parents)
+            continue
         for event in lines[done:inputs[SEEN]]:  # completed before the call started
-            graph.completed(event)
+            if event.type is not EventType.FINAL_RESULT:  # (a recording's graph never sees one)
+                graph.completed(event)
         done = max(done, inputs[SEEN])
         derived[call.id] = graph.parents_for(call.id, call.type, call.lane, call.request,
                                              call.meta, tuple(inputs.get(CAUSES, ())))
