@@ -276,7 +276,13 @@ class BundleWriter:
         return self.manifest.get(GRAPH) == GRAPH_AT_READ
 
     def write_event(self, event: Event) -> None:
-        """Append one event (hashes already computed on the redacted content). O(1)."""
+        """Append one event (hashes already computed on the redacted content). O(1).
+
+        An event that holds its parents' derivation inputs (read from a bundle whose graph is
+        derived at read: a replayed event adopted into a child bundle, say) is written with
+        its parents, unless this bundle too derives its graph at read."""
+        if event.derive is not None and not self.graph_at_read:
+            event = event.evolve(parents=event.parents, derive=None)
         with self._lock:
             self._split_memo.begin()
             added = _AddedBlobs(self._known_blobs)
