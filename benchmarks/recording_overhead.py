@@ -643,10 +643,10 @@ def program(calls: int) -> None:
     symtrace.final_result({"calls": calls})
 
 
-def make_bundle(path: Path, events: int) -> int:
+def make_bundle(path: Path, events: int, graph: str = "at-record") -> int:
     """Record a bundle of *events* boundary events (+ final_result); return its call count."""
     calls = max(1, events // 2)  # a tool call and its result
-    with symtrace.record(path, overwrite=True):
+    with symtrace.record(path, overwrite=True, graph=graph):
         program(calls)
     return calls
 
@@ -678,44 +678,53 @@ def load_cpu(path: Path) -> float:
     return time.process_time() - t0
 
 
+GRAPHS = ("at-record", "at-read")  # bundle formats 2 and 3 (the graph derived at read)
+
+
 def replaying(workdir: Path, sizes: list[int], rounds: int, cap: int | None,
               endpoint: Endpoint) -> None:
-    rows = []
+    rows: dict[str, list[tuple[Any, ...]]] = {graph: [] for graph in GRAPHS}
     children = ChildCPU(exclude={endpoint.pid})
     for events in sizes:
-        path = workdir / f"synthetic-{events}"
-        before = children.sample()
-        t0 = time.process_time()
-        calls = make_bundle(path, events)
-        # recording's CPU in this process and in symtrace's writer process (if it has one)
-        record_cpu = time.process_time() - t0 + settle(children, before) / 1e9
-        files, size = bundle_files(path)
-        bundle = symtrace.load_bundle(path)
-        loads, opens, per_event = [], [], []
-        big = events >= 20000
-        for _ in range(max(2, rounds // 2) if big else rounds):
-            loads.append(load_cpu(path))
-            opened, cpu, served = replay_cpu(path, calls, cap)
-            opens.append(opened)
-            per_event.append(cpu / served)
-        rows.append((len(bundle.events), files, size, record_cpu / len(bundle.events),
-                     statistics.median(loads), statistics.median(opens),
-                     statistics.median(per_event), cap is not None and cap < calls))
-        shutil.rmtree(path)
+        for graph in GRAPHS:
+            path = workdir / f"synthetic-{events}-{graph}"
+            before = children.sample()
+            t0 = time.process_time()
+            calls = make_bundle(path, events, graph)
+            # recording's CPU in this process and in symtrace's writer process (if it has one)
+            record_cpu = time.process_time() - t0 + settle(children, before) / 1e9
+            files, size = bundle_files(path)
+            bundle = symtrace.load_bundle(path)
+            loads, opens, per_event = [], [], []
+            big = events >= 20000
+            for _ in range(max(2, rounds // 2) if big else rounds):
+                loads.append(load_cpu(path))
+                opened, cpu, served = replay_cpu(path, calls, cap)
+                opens.append(opened)
+                per_event.append(cpu / served)
+            rows[graph].append((len(bundle.events), files, size, record_cpu / len(bundle.events),
+                                statistics.median(loads), statistics.median(opens),
+                                statistics.median(per_event), cap is not None and cap < calls))
+            shutil.rmtree(path)
 
-    base = rows[0][6]
     print("\n2+3. Synthetic bundles (3 strict agent lanes + pooled async tasks held for the "
-          "completion order; tool boundaries). CPU; 'open' = load + replay set-up; 'record' "
-          "includes the writer process's CPU")
-    print(f"{'events':>8}{'files':>7}{'bytes':>13}{'bytes/ev':>9}{'record ms/ev':>13}"
-          f"{'load s':>8}{'open s':>8}{'replay ms/ev':>13}{'x smallest':>11}")
-    for n, files, size, rec, load, opened, ev, capped in rows:
-        print(f"{n:>8}{files:>7}{size:>13,}{size / n:>9.0f}{rec * 1e3:>13.3f}{load:>8.3f}"
-              f"{opened:>8.3f}{ev * 1e3:>13.3f}{ev / base:>11.2f}"
-              + ("  (first calls only)" if capped else ""))
-    print(f"replay per-event cost, largest / smallest: {rows[-1][6] / base:.2f} (target <= 1.5); "
-          f"load of {rows[-1][0]:,} events: {rows[-1][4]:.3f} s CPU (target < 1 s); "
-          f"files: {' -> '.join(str(r[1]) for r in rows)} (target: constant)")
+          "completion order; tool boundaries). CPU; 'open' = load + replay set-up (for a bundle "
+          "whose graph is derived at read, the derivation); 'record' includes the writer "
+          "process's CPU")
+    print(f"{'graph':>10}{'events':>8}{'files':>7}{'bytes':>13}{'bytes/ev':>9}"
+          f"{'record ms/ev':>13}{'load s':>8}{'open s':>8}{'replay ms/ev':>13}{'x smallest':>11}")
+    for graph, table in rows.items():
+        base = table[0][6]
+        for n, files, size, rec, load, opened, ev, capped in table:
+            print(f"{graph:>10}{n:>8}{files:>7}{size:>13,}{size / n:>9.0f}{rec * 1e3:>13.3f}"
+                  f"{load:>8.3f}{opened:>8.3f}{ev * 1e3:>13.3f}{ev / base:>11.2f}"
+                  + ("  (first calls only)" if capped else ""))
+    for graph, table in rows.items():
+        base = table[0][6]
+        print(f"{graph}: replay per-event cost, largest / smallest: {table[-1][6] / base:.2f} "
+              f"(target <= 1.5); load of {table[-1][0]:,} events: {table[-1][4]:.3f} s CPU "
+              f"(target < 1 s); files: {' -> '.join(str(r[1]) for r in table)} "
+              "(target: constant)")
 
 
 # -- conversation growth ----------------------------------------------------------------------

@@ -9,6 +9,7 @@ copy, since its constructor receives the joined values.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from symtrace.bundle.blobs import Joiner
@@ -79,28 +80,35 @@ class DerivedEvent(LazyEvent):
 
 
 class Derivation:
-    """The derivation shared by one bundle's DerivedEvents (run once, on first need)."""
+    """The derivation shared by one bundle's DerivedEvents (run once, on first need; threads
+    reading parents meanwhile wait for it)."""
 
     def __init__(self, lines: list[Event]) -> None:
         self.lines = lines  # events.jsonl order (the bundle sorts its own list by position)
-        self.running = False
+        self._lock = threading.RLock()
+        self._running = False
+        self._done = False
         for event in lines:
             if type(event) is DerivedEvent:
                 _set(event, "_parents", None)
                 _set(event, "_derivation", self)
 
     def run(self) -> None:
-        if self.running:  # a line completed before its own call started (hand-made?)
-            raise BundleFormatError(
-                "an event line precedes the start of its own call (its seen is too large)")
-        self.running = True
-        try:
-            derived = derive_at_read(self.lines)
-        finally:
-            self.running = False
-        for event in self.lines:
-            if type(event) is DerivedEvent:
-                _set(event, "_parents", derived[event.id])
+        with self._lock:
+            if self._done:
+                return
+            if self._running:  # the derivation read a call's parents before deriving them
+                raise BundleFormatError(
+                    "a call's event line comes before the call started (its seen is too large)")
+            self._running = True
+            try:
+                derived = derive_at_read(self.lines)
+            finally:
+                self._running = False
+            for event in self.lines:
+                if type(event) is DerivedEvent:
+                    _set(event, "_parents", derived[event.id])
+            self._done = True
 
 
 class _Joined:

@@ -196,3 +196,18 @@ def test_a_graph_setting_other_than_the_two_is_a_usage_error(monkeypatch):
     monkeypatch.setenv("SYMTRACE_GRAPH", "at-read")
     assert with_graph({}) == {"graph": "at-read"}
     assert with_graph({}, "at-record") == {}
+
+
+def test_a_call_that_saw_a_line_of_a_later_call_is_refused(at_read):
+    """Pooled calls complete out of issue order: a call that started earlier but claims to
+    have seen the line of one that started after it cannot be derived (that one's parents
+    are not known yet). Refused, typed, on the first read of a parent."""
+    lines = [orjson.loads(line) for line in (at_read / "events.jsonl").read_bytes().splitlines()]
+    calls = [(i, r) for i, r in enumerate(lines) if isinstance(r["parents"], dict)
+             and r["type"] != "final_result"]
+    later, earlier = next((x, y) for x in calls for y in calls
+                          if y[1]["position"] < x[1]["position"] and x[0] < y[0])
+    _resealed(at_read, line=(earlier[0], lambda r: r["parents"].update(seen=later[0] + 1)))
+    bundle = load_bundle(at_read)  # reading stored fields derives nothing: loads
+    with pytest.raises(BundleFormatError, match="comes before the call started"):
+        [e.parents for e in bundle.events]
