@@ -272,7 +272,7 @@ class BundleWriter:
     @property
     def graph_at_read(self) -> bool:
         """The calls' parents are derived when the bundle is read (format 3): a sink writes
-        what their derivation reads instead (symtrace.model.graph.AtRead)."""
+        what their derivation reads instead (symtrace.model.graph_at_read)."""
         return self.manifest.get(GRAPH) == GRAPH_AT_READ
 
     def write_event(self, event: Event) -> None:

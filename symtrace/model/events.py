@@ -91,10 +91,10 @@ class Event:
     response_hash: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     content_hash: str = ""
-    # A call recorded with its graph derived at read (bundle format 3): what its derivation
-    # reads, written in place of its parents: {"seen": the number of event lines written
-    # before the call started, "causes": its attribution's dispatched_by, when any}
-    # (symtrace.model.graph.derive_at_read()). None: the parents are the event's own.
+    # A call (or final_result) recorded with the graph derived at read (bundle format 3): what
+    # deriving its parents reads, written in place of them: {"seen": the number of event
+    # lines written before the call started, "causes": its attribution's dispatched_by, when
+    # any} (symtrace.model.graph_at_read). None: the parents are the event's own.
     derive: dict[str, Any] | None = None
 
     @property

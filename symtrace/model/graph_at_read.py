@@ -25,6 +25,7 @@ tests/adapters/*/test_*graph_at_read.py).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 from symtrace.errors import BundleFormatError
@@ -66,7 +67,7 @@ def derive_at_read(lines: Sequence[Event]) -> dict[str, tuple[Edge, ...]]:
         return derived[event.id] if event.derive is not None else event.parents
 
     done = 0
-    for call in sorted((e for e in lines if e.derive is not None), key=_position):
+    for call in sorted((e for e in lines if e.derive is not None), key=attrgetter("position")):
         inputs = call.derive
         assert inputs is not None
         if call.type is EventType.FINAL_RESULT:
@@ -82,6 +83,3 @@ def derive_at_read(lines: Sequence[Event]) -> dict[str, tuple[Edge, ...]]:
                                              call.meta, tuple(inputs.get(CAUSES, ())))
     return derived
 
-
-def _position(event: Event) -> int:
-    return event.position
