@@ -50,7 +50,9 @@ is noise; the stub endpoint runs in a separate process so its CPU is not counted
    them for the completion order). Tool boundaries only, so the figure is symtrace's own cost,
    not the SDK's. ``--replay-cap N`` replays only the first N calls of each bundle (for an
    O(n)-per-event implementation that would take hours at 50,000); the table says so.
-   ``--replay-rounds`` replays per bundle (fewer for the largest).
+   ``--replay-rounds`` replays per bundle (fewer for the largest). Each size is recorded in
+   both formats: 2 (the graph derived while recording) and 3 (derived at read: opening a
+   strict replay derives it, so "open" includes the derivation).
 3. **Bundle bytes and file count vs events, and load time** (`symtrace.load_bundle`, CPU).
 4. **Bundle bytes and files vs conversation length** (LLM calls re-sending their history), with
    the verbatim size of the same events for comparison.
