@@ -1,4 +1,4 @@
-"""Golden digests: the v2 byte format and every reference bundle's seal are pinned.
+"""Golden digests: the v2 and v3 byte formats and every reference bundle's seal are pinned.
 
 A change to how bundles are written (canonical form, blob splitting, sums, the seal) changes
 the synthetic bundle's digests and needs a new format version; a re-recorded reference bundle
@@ -16,6 +16,7 @@ from symtrace.bundle import FORMAT_VERSION, load_bundle, verify_bundle
 from symtrace.bundle.writer import BundleWriter
 from symtrace.model.events import Edge, EdgeKind, Event, EventType
 from symtrace.model.redaction import Redactor
+from symtrace.record.outcome import complete_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 PINNED = Path(__file__).with_name("reference_roots.json")
@@ -55,6 +56,58 @@ def test_synthetic_bundle_digests_are_pinned(tmp_path):
     assert bundle.manifest["format_version"] == FORMAT_VERSION == 2
     seal = bundle.manifest["digest"]
     assert seal == {"files": GOLDEN_FILES, "root": GOLDEN_ROOT}, orjson.dumps(seal).decode()
+
+
+GOLDEN_V3_ROOT = "sha256:48393b121871c46090f1b4c280ca940a39d6c580e1de34fa7fe3f14af132dcb5"
+GOLDEN_V3_EVENTS = "sha256:fbbe53750c5e4e97c3f5fcaa36915244f78ffa1c942276f1af18abb630ca3a41"
+
+
+def synthetic_at_read(path: Path) -> Path:
+    """The synthetic run in format 3: the calls and the final_result hold what deriving their
+    parents reads (one of them caused by another lane), the tool result its own parent."""
+    manifest = {"kind": "recording", "task": "golden", "initial_state": {"random_seed": 1},
+                "config": {"adapters": []}, "lineage": None, "replayable": True,
+                "graph": "at-read"}
+    writer = BundleWriter(path, manifest, redactor=Redactor()).open()
+    assert writer.graph_at_read
+    history = [{"role": "user", "content": f"message {i} " + "x" * 150} for i in range(3)]
+    for i in range(3):
+        request = {"method": "POST", "path": "/v1/chat/completions", "query": "",
+                   "body": {"model": "m", "messages": history[: i + 1]}}
+        writer.write_event(Event(
+            id=f"agent_action_{i:04d}", position=i, type=EventType.AGENT_ACTION,
+            lane="main" if i < 2 else "critic", agent="writer", reason=None,
+            request=request, response={"status": 200, "body": {"text": f"reply {i}"}},
+            meta={"completed": i},
+            derive={"seen": i, "causes": ["main"]} if i == 2 else {"seen": i},
+        ).with_hashes())
+    writer.write_event(Event(
+        id="tool_call_0000", position=3, type=EventType.TOOL_CALL, lane="critic",
+        request={"tool": "lookup", "arguments": {"q": "reply 2"}}, derive={"seen": 3},
+    ).with_hashes())
+    writer.write_event(Event(
+        id="tool_result_0000", position=4, type=EventType.TOOL_RESULT, lane="critic",
+        parents=(Edge("tool_call_0000", EdgeKind.DATA),),
+        response={"ok": True, "value": "found"}, meta={"completed": 3},
+    ).with_hashes())
+    complete_bundle(writer, exit_code=0, value="found", status="ok")
+    return path
+
+
+def test_synthetic_format_3_bundle_digests_and_graph_are_pinned(tmp_path):
+    bundle = verify_bundle(synthetic_at_read(tmp_path / "b"))
+    assert bundle.manifest["format_version"] == 3
+    assert bundle.manifest["digest"]["files"]["events.jsonl"] == GOLDEN_V3_EVENTS
+    assert bundle.manifest["digest"]["root"] == GOLDEN_V3_ROOT
+    graph = {e.id: [(p.source, p.kind.value) for p in e.parents] for e in bundle.events}
+    assert graph == {
+        "agent_action_0000": [],
+        "agent_action_0001": [("agent_action_0000", "control")],  # the lane's previous call
+        "agent_action_0002": [("agent_action_0001", "control")],  # caused by lane main
+        "tool_call_0000": [("agent_action_0002", "control")],
+        "tool_result_0000": [("tool_call_0000", "data")],  # its own, as written
+        "final_result_0000": [("tool_result_0000", "data")],  # it repeats the value "found"
+    }
 
 
 def test_same_content_same_bytes(tmp_path):
