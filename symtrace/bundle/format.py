@@ -42,10 +42,6 @@ def check_version(data: Any, where: str) -> dict[str, Any]:
     version = data.get("format_version")
     if version not in VERSIONS or type(version) is not int:
         raise UnsupportedBundleVersion(version, VERSIONS)
-    if (version == GRAPH_AT_READ_VERSION) != (data.get(GRAPH) == GRAPH_AT_READ):
-        raise BundleFormatError(
-            f"{where}: format_version {version} with graph {data.get(GRAPH)!r} (version "
-            f"{GRAPH_AT_READ_VERSION} is the one whose graph is derived at read)")
     return data
 
 
@@ -62,6 +58,12 @@ def check_manifest(data: Any, where: str) -> dict[str, Any]:
         raise BundleFormatError(f"{where}: manifest lacks {', '.join(missing)}")
     if data["kind"] not in (KIND_RECORDING, KIND_SELECTIVE):
         raise BundleFormatError(f"{where}: unknown bundle kind {data['kind']!r}")
+    version = data["format_version"]
+    if (version == GRAPH_AT_READ_VERSION) != (data.get(GRAPH) == GRAPH_AT_READ):
+        # (after the seal: a changed graph field is named where it changed, like any other)
+        raise BundleFormatError(
+            f"{where}: format_version {version} with graph {data.get(GRAPH)!r} (version "
+            f"{GRAPH_AT_READ_VERSION} is the one whose graph is derived at read)")
     return data
 
 

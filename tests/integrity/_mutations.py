@@ -132,7 +132,9 @@ def _event_mutations(bundle: Path, events: bytes) -> Iterator[Mutation]:
         record = orjson.loads(line)
         for key in sorted(record):
             new = changed(record[key])
-            if key == "parents" and record[key]:  # the edge kind, the easiest field to miss
+            # the edge kind, the easiest field to miss (a format-3 call's parents are the
+            # inputs of their derivation: changed() changes its `seen`)
+            if key == "parents" and isinstance(record[key], list) and record[key]:
                 edge = record[key][0]
                 kind = "control" if edge["kind"] == "data" else "data"
                 new = [{**edge, "kind": kind}, *record[key][1:]]
