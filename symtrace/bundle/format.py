@@ -45,9 +45,14 @@ def check_version(data: Any, where: str) -> dict[str, Any]:
     return data
 
 
+def graph_at_read(manifest: dict[str, Any]) -> bool:
+    """A bundle with *manifest* derives its graph at read (format 3)."""
+    return manifest.get(GRAPH) == GRAPH_AT_READ
+
+
 def format_version(manifest: dict[str, Any]) -> int:
     """The version a bundle with *manifest* is written in."""
-    return GRAPH_AT_READ_VERSION if manifest.get(GRAPH) == GRAPH_AT_READ else FORMAT_VERSION
+    return GRAPH_AT_READ_VERSION if graph_at_read(manifest) else FORMAT_VERSION
 
 
 def check_manifest(data: Any, where: str) -> dict[str, Any]:
@@ -59,7 +64,7 @@ def check_manifest(data: Any, where: str) -> dict[str, Any]:
     if data["kind"] not in (KIND_RECORDING, KIND_SELECTIVE):
         raise BundleFormatError(f"{where}: unknown bundle kind {data['kind']!r}")
     version = data["format_version"]
-    if (version == GRAPH_AT_READ_VERSION) != (data.get(GRAPH) == GRAPH_AT_READ):
+    if (version == GRAPH_AT_READ_VERSION) != graph_at_read(data):
         # (after the seal: a changed graph field is named where it changed, like any other)
         raise BundleFormatError(
             f"{where}: format_version {version} with graph {data.get(GRAPH)!r} (version "

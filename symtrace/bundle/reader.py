@@ -26,7 +26,6 @@ from symtrace.bundle import blobs
 from symtrace.bundle.format import (
     DIGEST,
     EVENTS,
-    GRAPH,
     GRAPH_AT_READ,
     GRAPH_AT_READ_VERSION,
     MANIFEST,
@@ -37,6 +36,7 @@ from symtrace.bundle.format import (
     check_version,
     counts_of,
     events_digest,
+    graph_at_read,
 )
 from symtrace.bundle.lazy import Derivation, DerivedEvent, LazyEvent
 from symtrace.bundle.locate import locate
@@ -174,7 +174,7 @@ def _load(root: Path, *, deep: bool) -> Bundle:
         pack = PackReader(pack_data, verify=deep or not sealed)
         with _collector_paused():
             events = _parse_events(events_data, pack, verify=deep or not sealed)
-        if manifest.get(GRAPH) != GRAPH_AT_READ and any(e.derive is not None for e in events):
+        if not graph_at_read(manifest) and any(e.derive is not None for e in events):
             raise BundleFormatError(
                 f"{EVENTS}: a call holds parents to derive, but the manifest's graph is not "
                 f"{GRAPH_AT_READ!r} (format {GRAPH_AT_READ_VERSION})")

@@ -44,8 +44,6 @@ from symtrace.bundle import blobs
 from symtrace.bundle.format import (
     DIGEST,
     EVENTS,
-    GRAPH,
-    GRAPH_AT_READ,
     MANIFEST,
     PACK,
     STDOUT,
@@ -53,6 +51,7 @@ from symtrace.bundle.format import (
     counts_of,
     events_digest,
     format_version,
+    graph_at_read,
 )
 from symtrace.bundle.pack import scan
 from symtrace.bundle.reader import partial_events
@@ -273,7 +272,7 @@ class BundleWriter:
     def graph_at_read(self) -> bool:
         """The calls' parents are derived when the bundle is read (format 3): a sink writes
         what their derivation reads instead (symtrace.model.graph_at_read)."""
-        return self.manifest.get(GRAPH) == GRAPH_AT_READ
+        return graph_at_read(self.manifest)
 
     def write_event(self, event: Event) -> None:
         """Append one event (hashes already computed on the redacted content). O(1).
