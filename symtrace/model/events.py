@@ -256,7 +256,8 @@ def event_id(event_type: EventType, ordinal: int) -> str:
 def event_summary(event: Event, limit: int = 60) -> str:
     """What an event says, in one line, the same in `show`, the viewer and `diff`: a tool
     call's request; a final result's answer (the value the program declared), or its exit
-    code and last line of output when it declared none; anything else's response."""
+    code (none in-process) and last line of output when it declared none; anything else's
+    response."""
     if event.type is EventType.FINAL_RESULT and isinstance(event.response, dict):
         value = event.response.get("value")
         if isinstance(value, str):  # the answer as text, not as a JSON string literal
@@ -266,7 +267,8 @@ def event_summary(event: Event, limit: int = 60) -> str:
             return summarize(value, limit)
         tail = [ln for ln in str(event.response.get("stdout_tail") or "").splitlines()
                 if ln.strip()]
-        text = f"exit {event.response.get('exit_code')}, no declared answer" + (
+        code = event.response.get("exit_code")  # None: recorded in-process (API, pytest)
+        text = ("no declared answer" if code is None else f"exit {code}, no declared answer") + (
             f"; output ends: {tail[-1]}" if tail else ""
         )
         return summarize(text, limit)
