@@ -192,8 +192,9 @@ def show_table(bundle: Bundle, console: Console) -> None:
         )
     )
     console.print(Text(digests_line(bundle)))
-    if bundle.task is not None:
-        console.print(Text(f"task: {summarize(bundle.task, max(20, width - 6))}"))
+    if bundle.task is not None:  # a pytest bundle's task is its test's node id
+        label = "test" if pytest_nodeid(bundle) is not None else "task"
+        console.print(Text(f"{label}: {summarize(bundle.task, max(20, width - 6))}"))
     if lineage:
         console.print(
             Text(
