@@ -14,7 +14,7 @@ from rich.text import Text
 from symtrace.bundle.reader import Bundle
 from symtrace.model.canonical import JSONValue
 from symtrace.model.divergence import Difference, json_differences
-from symtrace.model.events import Event, event_summary, summarize
+from symtrace.model.events import Event, event_summary, one_line, summarize
 from symtrace.model.hashing import PREFIX, short
 from symtrace.model.textdiff import word_excerpts
 
@@ -194,7 +194,10 @@ def show_table(bundle: Bundle, console: Console) -> None:
     console.print(Text(digests_line(bundle)))
     if bundle.task is not None:  # a pytest bundle's task is its test's node id
         label = "test" if pytest_nodeid(bundle) is not None else "task"
-        console.print(Text(f"{label}: {summarize(bundle.task, max(20, width - 6))}"))
+        task = bundle.task
+        limit = max(20, width - 6)
+        text = one_line(task, limit) if isinstance(task, str) else summarize(task, limit)
+        console.print(Text(f"{label}: {text}"))
     if lineage:
         console.print(
             Text(
