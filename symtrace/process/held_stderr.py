@@ -33,15 +33,16 @@ def held_path(hand_back: str | os.PathLike[str]) -> Path:
 
 
 def hold(path: Path) -> None:
-    """Send this process's fd 2 to *path* from now on (child side; idempotent enough: a
-    second call appends to the same file)."""
+    """Send this process's fd 2 to *path* from now on (child side; a second call appends to
+    the same file). If that fails, stderr stays live: the divergence matters, not this."""
     with contextlib.suppress(Exception):
         sys.stderr.flush()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        os.dup2(fd, 2)
-    finally:
-        os.close(fd)
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.dup2(fd, 2)
+        finally:
+            os.close(fd)
 
 
 @dataclass(frozen=True)
