@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 FENCE = re.compile(r"^```.*?$(.*?)^```", re.MULTILINE | re.DOTALL)
-INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+INLINE = re.compile(r"(?<!`)`((?:[^`\n]|\n(?!\n))+)`(?!`)")  # a span may wrap a line
 # `symtrace SUB` where a shell would run it: line start, after a prompt, a pipe, `$(`, a path
 COMMAND = re.compile(r"(?:^|(?<=\$ )|(?<=&& )|(?<=; )|(?<=\| )|(?<=/)|(?<=\$\())symtrace[ \t]+"
                      r"(-{0,2}[a-z][\w-]*)(.*)$", re.MULTILINE)
@@ -88,8 +88,9 @@ def mentions() -> list[tuple[str, str, str, tuple[str, ...]]]:
             for match in COMMAND.finditer(code):
                 sub, rest = match.group(1), match.group(2)
                 found.append((name, match.group(0).strip()[:80], sub, tuple(flags_after(rest))))
-            first, _, rest = code.strip().partition(" ")
-            if first in subs and code.strip() == code and "--" in rest:
+            code = " ".join(code.split())
+            first, _, rest = code.partition(" ")
+            if first in subs and "--" in rest:
                 found.append((name, code[:80], first, tuple(flags_after(rest))))  # `SUB --flag`
     return found
 
