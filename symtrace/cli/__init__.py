@@ -39,9 +39,9 @@ exit codes:
   1               diff: the two bundles differ
   the program's   record or replay succeeded: the program's own code
   2               usage error
-  3               local-llm: extra or weights missing, or the model server failed
+  3               local-llm: extra or weights missing, or its server failed
   90              replay diverged, or could not be verified
-  91              bad bundle: missing, corrupt, truncated, tampered, wrong version
+  91              bad bundle: missing, corrupt, tampered, or of another version
   92              bad anchor, or nothing to repair (repair)
   93              output exists (use --force) or is not writable
   94              adapter or instrumentation problem

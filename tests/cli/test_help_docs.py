@@ -116,10 +116,12 @@ def test_every_subcommand_has_a_one_line_help_a_description_and_helped_arguments
     assert capsys.readouterr().out.startswith(f"usage: symtrace {name}")
 
 
-def test_the_top_level_help_lists_every_subcommand_on_its_own_line(capsys):
+def test_the_top_level_help_lists_every_subcommand_on_its_own_line(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--help"])
     out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
     for name in subparsers():
         assert re.search(rf"^    {re.escape(name)}\b", out, re.MULTILINE), name
 
