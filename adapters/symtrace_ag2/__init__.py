@@ -85,6 +85,7 @@ class AG2Adapter(PatchingAdapter):
     module = "autogen"
     distribution = "ag2"
     requires = "ag2>=0.13.3,<1"
+    extra = "ag2-classic"
 
     @staticmethod
     def supported(version: str) -> bool:

@@ -65,6 +65,7 @@ class AG2V1Adapter(PatchingAdapter):
     module = "ag2"
     distribution = "ag2"
     requires = "ag2>=1,<2"
+    extra = "ag2v1"
 
     @staticmethod
     def supported(version: str) -> bool:

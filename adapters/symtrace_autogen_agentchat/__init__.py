@@ -34,6 +34,7 @@ class AgentChatAdapter(PatchingAdapter):
     module = "autogen_agentchat"
     distribution = "autogen-agentchat"
     requires = f"autogen-agentchat=={VERSION} and autogen-ext[openai]=={VERSION}"
+    extra = "autogen"
 
     @staticmethod
     def supported(version: str) -> bool:

@@ -29,6 +29,7 @@ class CrewAIAdapter(PatchingAdapter):
     module = "crewai"
     distribution = "crewai"
     requires = "crewai==1.15.*"
+    extra = "crewai"
 
     @staticmethod
     def supported(version: str) -> bool:

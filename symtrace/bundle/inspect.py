@@ -14,8 +14,8 @@ from rich.text import Text
 from symtrace.bundle.reader import Bundle
 from symtrace.model.canonical import JSONValue
 from symtrace.model.divergence import Difference, json_differences
-from symtrace.model.events import Event, event_summary, summarize
-from symtrace.model.hashing import short
+from symtrace.model.events import Event, event_summary, one_line, summarize
+from symtrace.model.hashing import PREFIX, short
 from symtrace.model.textdiff import word_excerpts
 
 SHOW_SCHEMA = "symtrace.show/1"
@@ -36,6 +36,7 @@ def show_json(bundle: Bundle) -> dict[str, Any]:
         "config": bundle.config,
         "lineage": bundle.lineage,
         "events_digest": bundle.digest,
+        "root_digest": bundle.root_digest,
         "warnings": list(bundle.warnings),
         "events": [
             {
@@ -56,6 +57,46 @@ def show_json(bundle: Bundle) -> dict[str, Any]:
             for e in bundle.events
         ],
     }
+
+
+def digests_line(bundle: Bundle) -> str:
+    """The bundle's two digests, named as `verify`, the viewer and divergence reports name
+    them: the root digest seals the manifest and every file (what `verify` checks); the
+    events digest covers the events alone (the recorded trajectory)."""
+    root = short_ref(bundle.root_digest) if bundle.root_digest else "none (UNSEALED)"
+    return f"root digest {root} · events digest {short_ref(bundle.digest)}"
+
+
+def short_ref(digest: str, n: int = 12) -> str:
+    """`sha256:` and the first *n* hex digits: a prefix of what `verify` prints in full."""
+    return f"{PREFIX}{short(digest, n)}"
+
+
+def outcome_text(bundle: Bundle) -> str:
+    """How the recorded run ended, in the words of what ran: a test of the pytest plugin, a
+    `symtrace.record` block of the Python API (no exit code), or a program (its exit code)."""
+    outcome = bundle.manifest.get("outcome")
+    if not isinstance(outcome, dict):
+        return "no outcome (the recording did not finish)"
+    status, code = outcome.get("status", "?"), outcome.get("exit_code")
+    error = str(outcome.get("error") or "")
+    raised = error.split(":", 1)[0].strip()
+    if pytest_nodeid(bundle) is not None and code is None:
+        if status == "ok":
+            return "test passed"
+        return f"test failed ({raised})" if raised else f"test {status}"
+    if code is None:
+        how = f"raised {raised}" if raised else "ended normally" if status == "ok" else status
+        return f"outcome {status} (symtrace.record block {how})"
+    return f"outcome {status} (exit {code})"
+
+
+def pytest_nodeid(bundle: Bundle) -> str | None:
+    """The node id of the test a bundle of the pytest plugin recorded (None for any other)."""
+    user = bundle.config.get("user")
+    test = user.get("pytest") if isinstance(user, dict) else None
+    nodeid = test.get("nodeid") if isinstance(test, dict) else None
+    return nodeid if isinstance(nodeid, str) else None
 
 
 # Table layouts by console width: (minimum width, columns). Every row is one line (cells are
@@ -140,22 +181,23 @@ def _widths(columns: tuple[str, ...], rows: list[dict[str, str]], total: int) ->
 def show_table(bundle: Bundle, console: Console) -> None:
     """The bundle as a one-line-per-event table that fits *console*'s width."""
     manifest = bundle.manifest
-    outcome = manifest.get("outcome") or {}
     lineage = bundle.lineage
     width = console.width
-    console.print(
-        Text.assemble((str(bundle.path), "bold"), f"  digest {short(bundle.digest, 12)}")
-    )
+    console.print(Text(str(bundle.path), "bold"))
     console.print(
         Text.assemble(
             f"{manifest['kind']} · format v{manifest['format_version']} · ",
             ("complete", "") if bundle.complete else ("INCOMPLETE", "red"),
-            f" · outcome {outcome.get('status', '?')} (exit {outcome.get('exit_code')})"
-            f" · {len(bundle.events)} events",
+            f" · {outcome_text(bundle)} · {len(bundle.events)} events",
         )
     )
-    if bundle.task is not None:
-        console.print(Text(f"task: {summarize(bundle.task, max(20, width - 6))}"))
+    console.print(Text(digests_line(bundle)))
+    if bundle.task is not None:  # a pytest bundle's task is its test's node id
+        label = "test" if pytest_nodeid(bundle) is not None else "task"
+        task = bundle.task
+        limit = max(20, width - 6)
+        text = one_line(task, limit) if isinstance(task, str) else summarize(task, limit)
+        console.print(Text(f"{label}: {text}"))
     if lineage:
         console.print(
             Text(

@@ -35,15 +35,19 @@ from the step where it went wrong. The program to run goes after --:
   symtrace diagnose runs/r1"""
 EXIT_CODES = """\
 exit codes:
+  0               success (show, verify, export, view, ...; diff: identical)
+  1               diff: the two bundles differ
   the program's   record or replay succeeded: the program's own code
   2               usage error
+  3               local-llm: extra or weights missing, or its server failed
   90              replay diverged, or could not be verified
-  91              bad bundle: missing, corrupt, truncated, tampered, wrong version
+  91              bad bundle: missing, corrupt, tampered, or of another version
   92              bad anchor, or nothing to repair (repair)
   93              output exists (use --force) or is not writable
   94              adapter or instrumentation problem
   95              a secret would have been written; nothing was
-  96              export: the OTLP collector failed"""
+  96              export: the OTLP collector failed
+  130 / 143       record or replay interrupted (SIGINT / SIGTERM)"""
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="symtrace",
@@ -57,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     rec = sub.add_parser(
         "record", help="run a program and record its boundary calls",
+        description="Run the program after -- with symtrace's bootstrap on its path and "
+        "record every LLM and tool call into a bundle directory (-o). Exits with the "
+        "program's own exit code.",
         epilog="The program goes after --: symtrace record -o B -- python app.py ARGS",
     )
     rec.add_argument("-o", "--out", required=True, help="bundle directory to create")
@@ -97,6 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser(
         "replay", help="restart the recorded program and replay it",
+        description="Restart the recorded program and serve every LLM and tool call from "
+        "the bundle: no call is sent live, and the first request that differs stops the "
+        "replay with a divergence report (exit 90). With --anchor and --guidance, replay up "
+        "to that LLM call, add the guidance to it and go live from there, writing a child "
+        "bundle (-o).",
         epilog="To run another command than the recorded one: symtrace replay B -- CMD ARGS",
     )
     rep.add_argument("bundle", help="the bundle directory to replay")
@@ -128,28 +140,53 @@ def build_parser() -> argparse.ArgumentParser:
         help="leave stdout lines matching REGEX out of the outcome comparison; repeatable")
     rep.set_defaults(func=cmd_replay)
 
-    show = sub.add_parser("show", help="print a bundle as a table (or JSON)")
-    show.add_argument("bundle")
+    show = sub.add_parser(
+        "show", help="print a bundle as a table (or JSON)",
+        description="Print a bundle: a header (path, events digest, root digest, outcome) "
+        "and one line per event, fitting the terminal. The events digest names the "
+        "recorded trajectory; the root digest seals every file and is what verify checks.",
+    )
+    show.add_argument("bundle", help="the bundle directory")
     show.add_argument("--json", action="store_true", help="machine-readable output")
     show.add_argument("--graph", metavar="FILE.svg", help="also draw the event graph")
     show.add_argument("--width", type=int, help="table width in columns")
     show.set_defaults(func=cmd_show)
 
-    ver = sub.add_parser("verify", help="recompute every digest and check the format")
-    ver.add_argument("bundle")
+    ver = sub.add_parser(
+        "verify", help="recompute every digest and check the format",
+        description="Load the bundle with every check: the root digest over the manifest "
+        "and files, every blob and event hash, the events digest, the format version. "
+        "Exits 0 when all hold, 91 naming the first field that differs.",
+    )
+    ver.add_argument("bundle", help="the bundle directory")
     ver.set_defaults(func=cmd_verify)
 
-    dif = sub.add_parser("diff", help="first point where two bundles part")
-    dif.add_argument("a")
-    dif.add_argument("b")
-    dif.add_argument("--json", action="store_true")
+    dif = sub.add_parser(
+        "diff", help="first point where two bundles part",
+        description="Compare two bundles event by event and show the first point where "
+        "their trajectories part, both sides. Exits 0 when they are identical, 1 when they "
+        "differ.",
+    )
+    dif.add_argument("a", help="the first bundle directory")
+    dif.add_argument("b", help="the second bundle directory")
+    dif.add_argument("--json", action="store_true", help="machine-readable output")
     dif.set_defaults(func=cmd_diff)
 
-    ada = sub.add_parser("adapters", help="list framework adapters")
+    ada = sub.add_parser(
+        "adapters", help="list framework adapters",
+        description="List the framework adapters, whether their framework is installed "
+        "here, and the versions each supports.",
+    )
     ada.set_defaults(func=cmd_adapters)
 
-    demo = sub.add_parser("demo", help="record, show, replay and repair the bundled example")
-    demo.add_argument("--workdir", default="out/demo")
+    demo = sub.add_parser(
+        "demo", help="record, show, replay and repair the bundled example",
+        description="Start the stub endpoint, record examples/trip_planner.py, show it, "
+        "rerun it live, replay it strictly (0 endpoint requests) and replay it from an "
+        "anchor. Bundles and pictures go to --workdir.",
+    )
+    demo.add_argument("--workdir", default="out/demo",
+                      help="where the bundles go (default out/demo)")
     demo.add_argument("--keep", action="store_true", help="keep bundles from an earlier run")
     demo.set_defaults(func=cmd_demo)
 

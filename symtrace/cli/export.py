@@ -16,7 +16,7 @@ def add_parser(sub: Any) -> None:
         description="One trace per bundle, GenAI semantic conventions; see docs/export-otel.md. "
         "Needs the otel extra: pip install 'symtrace[otel]'.",
     )
-    exp.add_argument("bundle")
+    exp.add_argument("bundle", help="the bundle directory")
     target = exp.add_mutually_exclusive_group(required=True)
     target.add_argument("--otel", metavar="FILE", help="write OTLP JSON (one request, one line)")
     target.add_argument("--otlp", metavar="URL", help="send OTLP/HTTP protobuf to a collector "

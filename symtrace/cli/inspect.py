@@ -6,10 +6,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
 from symtrace.cli import term
+
+if TYPE_CHECKING:
+    from symtrace.bundle.reader import Bundle
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -38,16 +42,26 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from symtrace.bundle import verify_bundle
 
     bundle = verify_bundle(args.bundle)
-    outcome = bundle.manifest.get("outcome") or {}
-    state = "complete" if bundle.complete else f"INCOMPLETE ({outcome.get('status', 'unsealed')})"
-    seal = f"sealed, root {bundle.root_digest}" if bundle.sealed else "UNSEALED"
-    print(
-        f"ok: {bundle.path} format v{bundle.manifest['format_version']}, {state}, {seal}, "
-        f"{len(bundle.events)} events, every digest verified"
-    )
+    print(verify_text(bundle))
     for warning in bundle.warnings:
         print(f"warning: {warning}")
     return 0
+
+
+def verify_text(bundle: Bundle) -> str:
+    """What `verify` says of a bundle whose every check held: one fact a line, each digest
+    named as `show` and the viewer name it, printed in full (the root is what one pins)."""
+    outcome = bundle.manifest.get("outcome") or {}
+    state = "complete" if bundle.complete else f"INCOMPLETE ({outcome.get('status', 'unsealed')})"
+    lines = [
+        f"ok: {bundle.path}: every digest verified",
+        f"  format v{bundle.manifest['format_version']}, {state}, {len(bundle.events)} events",
+        "  root digest (the seal over the manifest and every file):",
+        f"    {bundle.root_digest}" if bundle.sealed else "    none: UNSEALED",
+        "  events digest (the recorded events):",
+        f"    {bundle.digest}",
+    ]
+    return "\n".join(lines)
 
 
 def cmd_diff(args: argparse.Namespace) -> int:

@@ -42,7 +42,8 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="sampling seed (0)")
     parser.add_argument("--max-tokens", type=int, default=512,
                         help="completion cap when a request sets none (512)")
-    parser.add_argument("--start-timeout", type=float, default=120.0, metavar="SECONDS")
+    parser.add_argument("--start-timeout", type=float, default=120.0, metavar="SECONDS",
+                        help="how long the model may take to load (120)")
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> int:

@@ -2,9 +2,10 @@
 terminal, and one line that ties the program's own traceback above to it.
 
 When a replay diverges, symtrace refuses the call in the program, which usually fails with
-its SDK's connection error (retried, with a traceback each time) before it exits. That output
-is kept, the report comes after all of it, and the closing line says the traceback is the
-consequence of the divergence, not a second problem.
+its SDK's connection error (retried, logged each time) before it exits. The program's last
+traceback is kept, the retries before it are summarised in one line under the report
+(symtrace.process.held_stderr), the report comes after the traceback, and the closing line
+says the traceback is the consequence of the divergence, not a second problem.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, TextIO
 
 from symtrace.cli import term
 from symtrace.model.divergence import DivergenceKind
+from symtrace.process.held_stderr import Held
 
 # Divergences raised inside the program at a call it made (a request refused), as opposed to
 # a missing call, which is found after the program ended normally.
@@ -47,6 +49,9 @@ def divergence_text(outcome: Any, columns: int, *, color: bool = False) -> str:
             "The program caught the refused call and exited 0; the replay still failed.",
             columns,
         )
+    left_out = Held("", getattr(outcome, "stderr_left_out", "")).summary()
+    if left_out:
+        lines += textwrap.wrap(left_out, columns, break_on_hyphens=False)
     return "\n".join(lines)
 
 

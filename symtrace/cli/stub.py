@@ -1,4 +1,4 @@
-"""``symtrace stub-llm``: run the stub chat-completions server in the foreground.
+"""``symtrace stub-llm``: run the stub LLM endpoint in the foreground.
 
 Shell scripts and other processes need an LLM endpoint too. The first stdout line is always
 ``stub-llm listening on <url>`` (flushed) so a caller can parse the ephemeral port; everything
@@ -19,14 +19,32 @@ def add_parser(subparsers: Any) -> None:
     """Register ``stub-llm`` on an ``argparse`` subparsers object."""
     parser = subparsers.add_parser(
         "stub-llm",
-        help="serve a stub OpenAI-compatible chat-completions endpoint on loopback",
-        description=(
-            "Serve POST /v1/chat/completions on loopback until SIGINT/SIGTERM. "
-            "Prints 'stub-llm listening on http://HOST:PORT/v1' as its first line."
-        ),
+        help="serve a stub LLM endpoint on loopback (OpenAI chat completions and Responses, "
+        "Anthropic messages), scripted or stochastic",
+        description=description(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_arguments(parser)
     parser.set_defaults(func=run)
+
+
+DESCRIPTION = """\
+Serve a stub LLM endpoint on loopback until SIGINT/SIGTERM. The first stdout
+line is 'stub-llm listening on http://HOST:PORT/v1' (the base URL for OpenAI
+SDKs; Anthropic SDKs take http://HOST:PORT). Answers come from the rules of
+--script FILE.json (docs/stub.md) or, without one, are stochastic (--seed)."""
+
+
+def description() -> str:
+    """The help text, its route list read from the table the stub dispatches through."""
+    from symtrace.stub.handler import ROUTES
+
+    lines = [DESCRIPTION, "", "routes:"]
+    for route in ROUTES:
+        lines.append(f"  {route.method:4} {route.paths[0]:21} {route.what}")
+        if len(route.paths) > 1:
+            lines.append(f"  {'':4} {'':21} (also {', '.join(route.paths[1:])})")
+    return "\n".join(lines)
 
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +55,8 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="default: scripted with --script, else stochastic",
     )
-    parser.add_argument("--script", metavar="FILE.json", help="rules for scripted mode")
+    parser.add_argument("--script", metavar="FILE.json",
+                        help="rules for scripted mode (format: docs/stub.md)")
     parser.add_argument("--seed", type=int, default=None, help="reproducible stochastic answers")
     parser.add_argument(
         "--tool-probability",
@@ -116,7 +135,9 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Standalone entry (``python -m symtrace.cli.stub``), same options as the subcommand."""
-    parser = argparse.ArgumentParser(prog="symtrace stub-llm")
+    parser = argparse.ArgumentParser(
+        prog="symtrace stub-llm", description=description(),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_arguments(parser)
     return run(parser.parse_args(argv))
 

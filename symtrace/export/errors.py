@@ -12,6 +12,8 @@ Bad bundles raise the core BundleError (exit 91) before any of these can happen.
 
 from __future__ import annotations
 
+import importlib.util
+
 from symtrace.errors import EXIT_ADAPTER, EXIT_WRITE, SymtraceError
 
 EXIT_COLLECTOR = 96
@@ -21,6 +23,28 @@ class ExportError(SymtraceError):
     """A bundle could not be exported."""
 
 
+# What `symtrace.export.otel` imports, each with the distribution of the otel extra that
+# brings it: an ImportError names only the top-level package ("google"), this names the module.
+OTEL_MODULES = {
+    "google.protobuf": "protobuf",
+    "opentelemetry.sdk": "opentelemetry-sdk",
+    "opentelemetry.proto": "opentelemetry-proto",
+    "opentelemetry.exporter.otlp.proto.common": "opentelemetry-exporter-otlp-proto-common",
+}
+
+
+def missing_otel_module(fallback: str) -> str:
+    """The first module of OTEL_MODULES that cannot be imported, with its distribution."""
+    for module, distribution in OTEL_MODULES.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # its parent package is missing (or a stand-in)
+            found = False
+        if not found:
+            return f"module {module} (package {distribution})"
+    return f"module {fallback}"
+
+
 class ExportUnavailable(ExportError, ImportError):
     """The OpenTelemetry packages of the `otel` extra are not installed."""
 
@@ -28,8 +52,8 @@ class ExportUnavailable(ExportError, ImportError):
 
     def __init__(self, missing: str) -> None:
         super().__init__(
-            f"OpenTelemetry export needs the otel extra ({missing} is not installed): "
-            "pip install 'symtrace[otel]'"
+            "OpenTelemetry export needs the otel extra: pip install 'symtrace[otel]' "
+            f"({missing} is not installed)"
         )
 
 

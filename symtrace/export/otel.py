@@ -20,7 +20,7 @@ import httpx
 import orjson
 
 from symtrace.bundle.reader import Bundle
-from symtrace.export.errors import CollectorError, ExportUnavailable
+from symtrace.export.errors import CollectorError, ExportUnavailable, missing_otel_module
 from symtrace.export.spans import TracePlan, plan_trace
 
 try:
@@ -36,7 +36,7 @@ try:
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
     from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 except ImportError as exc:  # the extra is optional; say which package is missing
-    raise ExportUnavailable(exc.name or "opentelemetry") from exc
+    raise ExportUnavailable(missing_otel_module(exc.name or "opentelemetry")) from exc
 
 SCHEMA_URL = "https://opentelemetry.io/schemas/1.41.0"
 _KINDS = {"internal": SpanKind.INTERNAL, "client": SpanKind.CLIENT}

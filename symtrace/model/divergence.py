@@ -200,7 +200,8 @@ class DivergenceReport:
         lines += _wrap("; ".join(self._facts()), width)
         hashes = [short(h, 8) for h in (self.expected_hash, self.actual_hash) if h]
         request = f"; request hash {' → '.join(hashes)}" if hashes else ""
-        lines += _wrap(f"bundle {self.bundle} @ {short(self.bundle_digest, 12)}{request}", width)
+        digest = f"events digest sha256:{short(self.bundle_digest, 12)}"
+        lines += _wrap(f"bundle {self.bundle} ({digest}){request}", width)
         lines += self._requests(width, color)
         if self.causal_parents:
             lines += _wrap(

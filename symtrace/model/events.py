@@ -256,24 +256,31 @@ def event_id(event_type: EventType, ordinal: int) -> str:
 def event_summary(event: Event, limit: int = 60) -> str:
     """What an event says, in one line, the same in `show`, the viewer and `diff`: a tool
     call's request; a final result's answer (the value the program declared), or its exit
-    code and last line of output when it declared none; anything else's response."""
+    code (none in-process) and last line of output when it declared none; anything else's
+    response."""
     if event.type is EventType.FINAL_RESULT and isinstance(event.response, dict):
         value = event.response.get("value")
         if isinstance(value, str):  # the answer as text, not as a JSON string literal
-            text = " ".join(value.split())
-            return text if len(text) <= limit else text[: limit - 1] + "…"
+            return one_line(value, limit)
         if value is not None:
             return summarize(value, limit)
         tail = [ln for ln in str(event.response.get("stdout_tail") or "").splitlines()
                 if ln.strip()]
-        text = f"exit {event.response.get('exit_code')}, no declared answer" + (
+        code = event.response.get("exit_code")  # None: recorded in-process (API, pytest)
+        text = ("no declared answer" if code is None else f"exit {code}, no declared answer") + (
             f"; output ends: {tail[-1]}" if tail else ""
         )
-        return summarize(text, limit)
+        return one_line(text, limit)
     shown = event.request if event.type is EventType.TOOL_CALL else event.response
     if shown is None:
         shown = event.request
     return summarize(shown, limit) if shown is not None else ""
+
+
+def one_line(text: str, limit: int = 60) -> str:
+    """*text* on one line (whitespace runs as one space), ellipsized to *limit*."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def summarize(value: JSONValue, limit: int = 60) -> str:

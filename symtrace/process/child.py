@@ -32,6 +32,7 @@ from symtrace.frameworks import registry as adapter_registry
 from symtrace.model.canonical import to_json_value
 from symtrace.model.redaction import Redactor
 from symtrace.model.runtime_info import version_warnings
+from symtrace.process.held_stderr import held_path, hold
 from symtrace.process.protocol import (
     Diverged,
     HandBack,
@@ -82,6 +83,10 @@ def start() -> None:
             writer=child_writer,
             warnings=version_warnings(bundle.config.get("versions", {})),
         )
+        # from the first divergence on, stderr is the program's reaction to it (retries of
+        # the refused call): held for the parent, which shows the last traceback and a summary
+        held = held_path(launch.hand_back)
+        replayer.on_divergence.append(lambda: hold(held))
         session = replayer
         seed = bundle.initial_state.get("random_seed")
         egress = guard_for(replayer, tuple(HostPort.parse(h) for h in launch.allow_hosts))

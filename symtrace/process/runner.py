@@ -60,6 +60,7 @@ class ReplayOutcome:
     resolved_anchor: str | None
     anchor_note: str | None
     stdout: bytes
+    stderr_left_out: str = ""  # after the divergence, before the last traceback (held_stderr)
 
 
 def replay_bundle(
@@ -169,6 +170,8 @@ def replay_bundle(
         child_bundle = _complete_child(
             staged, Path(out), hand_back, resolved, code, stdout, redactor  # type: ignore[arg-type]
         )
+    if ended.stderr_left_out:
+        verdict["stderr_left_out"] = ended.stderr_left_out
     if report_json is not None:
         Path(report_json).write_bytes(
             orjson.dumps(verdict, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
@@ -185,6 +188,7 @@ def replay_bundle(
         resolved_anchor=resolved.event_id if resolved else None,
         anchor_note=resolved.note if resolved else None,
         stdout=stdout,
+        stderr_left_out=ended.stderr_left_out,
     )
 
 

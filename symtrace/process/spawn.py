@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from symtrace._version import PACKAGE_ROOT
+from symtrace.process.held_stderr import Held, held_path
 from symtrace.process.protocol import HandBack, Launch, read_hand_back
 from symtrace.process.supervise import ChildExit, run_child
 
@@ -29,7 +30,19 @@ def run_instrumented(
         launch_file = Path(tmp) / "launch.json"
         launch.write(launch_file)
         ended = _run(argv, cwd, {**env, **launch.environ(launch_file)}, quiet)
-        return ended, read_hand_back(Path(launch.hand_back))
+        return _release_held(ended, held_path(launch.hand_back)), read_hand_back(
+            Path(launch.hand_back))
+
+
+def _release_held(ended: ChildExit, path: Path) -> ChildExit:
+    """After a replay diverged: print the program's last traceback, as it would have appeared,
+    and keep the rest (its retries of the refused call) for the one-line summary."""
+    if not path.exists():
+        return ended
+    held = Held.split(path.read_bytes().decode("utf-8", "replace"))
+    sys.stderr.write(held.kept)
+    sys.stderr.flush()
+    return replace(ended, stderr_left_out=held.left_out)
 
 
 def _run(argv: Sequence[str], cwd: str, env: dict[str, str], quiet: bool) -> ChildExit:

@@ -37,6 +37,9 @@ class ChildExit:
     signal: str | None  # name of the signal that ended the program, if one did
     received: str | None  # SIGINT/SIGTERM symtrace itself received while the program ran
     stdout: bytes
+    # replay: what the program wrote to stderr after the first divergence and before its last
+    # traceback, left out of the terminal (symtrace.process.held_stderr)
+    stderr_left_out: str = ""
 
     @property
     def exit_code(self) -> int:

@@ -95,6 +95,8 @@ class Replayer(Session):
         )
         self._first: ReplayDivergence | None = None
         self.on_live: list[Callable[[], None]] = []  # called when a selective replay goes live
+        # called once, when the first divergence is kept (before the program sees it)
+        self.on_divergence: list[Callable[[], None]] = []
         stall_timeout = order_timeout if order_timeout is not None else stall_timeout_from_env()
         self.handoff.stall_timeout = stall_timeout
         self.order = CompletionOrder(
@@ -183,7 +185,7 @@ class Replayer(Session):
             )
             error = reports.error_for(report)
             if self._first is None:
-                self._first = error
+                self._keep_first(error)
                 self.order.progress()
             return error
 
@@ -279,12 +281,19 @@ class Replayer(Session):
             # retry's frames to one traceback (an SDK retrying a refused call three times)
             raise self._first.with_traceback(None)
 
-    def _fail(self, error: ReplayDivergence) -> NoReturn:
-        """Keep the first divergence, wake every held call (they fail with it), raise it."""
+    def _keep_first(self, error: ReplayDivergence) -> ReplayDivergence:
+        """The first divergence: *error* if there was none (then the hooks are told)."""
         if self._first is None:
             self._first = error
+            for hook in self.on_divergence:
+                hook()
+        return self._first
+
+    def _fail(self, error: ReplayDivergence) -> NoReturn:
+        """Keep the first divergence, wake every held call (they fail with it), raise it."""
+        first = self._keep_first(error)
         self.order.progress()
-        raise self._first.with_traceback(None)
+        raise first.with_traceback(None)
 
     def _diverge(
         self, kind: DivergenceKind, expected: Event, call: BoundaryCall, hint: str
@@ -308,7 +317,7 @@ class Replayer(Session):
                                                 self.order.stall_timeout),
                 waiting_for=waiting,
             )
-            self._first = OrderUnreachable(report)
+            self._keep_first(OrderUnreachable(report))
         return self._first
 
 

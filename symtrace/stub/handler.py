@@ -12,6 +12,7 @@ import socket
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -21,8 +22,6 @@ import orjson
 from symtrace.stub import formats, sse
 from symtrace.stub.reply import Reply, error_reply
 
-COMPLETION_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
-MODELS_PATHS = frozenset({"/v1/models", "/models"})
 STATS_PATH = "/_stub/stats"
 RESET_PATH = "/_stub/reset"
 MAX_BODY = 64 * 1024 * 1024
@@ -39,6 +38,36 @@ class Backend(Protocol):
     def stats(self) -> dict[str, Any]: ...
     def reset(self) -> None: ...
     def track(self, conn: socket.socket, *, active: bool) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One thing the stub serves. The handler dispatches through `ROUTES` and
+    `symtrace stub-llm --help` lists it, so the help cannot name a route that is not served."""
+
+    method: str  # "GET" or "POST"
+    paths: tuple[str, ...]  # the first is the one documented; the others are aliases
+    serve: str  # the Handler method that answers: (self, path, body bytes) -> None
+    what: str  # one line for the help
+
+
+def _paths_of(fmt: formats.WireFormat) -> tuple[str, ...]:
+    return tuple(path for path, wire in formats.PATHS.items() if wire is fmt)
+
+
+ROUTES: tuple[Route, ...] = (
+    Route("POST", ("/v1/chat/completions", "/chat/completions"), "_completion",
+          "OpenAI chat completions (plain or streamed)"),
+    Route("POST", _paths_of(formats.WireFormat.RESPONSES), "_provider_format",
+          "OpenAI Responses API (plain or streamed)"),
+    Route("POST", _paths_of(formats.WireFormat.ANTHROPIC), "_provider_format",
+          "Anthropic messages (plain or streamed)"),
+    Route("GET", ("/v1/models", "/models"), "_models", "a model list with one model, 'stub'"),
+    Route("GET", (STATS_PATH,), "_stats",
+          "request counter, JSON: served, by_path, mode"),
+    Route("POST", (RESET_PATH,), "_reset", "zero the counters; call indices restart at 0"),
+)
+_ROUTE_OF = {(route.method, path): route for route in ROUTES for path in route.paths}
 
 
 class Server(ThreadingHTTPServer):
@@ -98,29 +127,31 @@ class Handler(BaseHTTPRequestHandler):
         return path.rstrip("/") or "/"
 
     def do_GET(self) -> None:
-        path = self._path()
-        if path == STATS_PATH:
-            self._send_json(200, self.stub.stats())
-        elif path in MODELS_PATHS:
-            model = {"id": "stub", "object": "model", "created": 0, "owned_by": "symtrace"}
-            self._send_json(200, {"object": "list", "data": [model]})
-        else:
-            self._not_found("GET", path)
+        self._dispatch("GET", b"")
 
     def do_POST(self) -> None:
-        path = self._path()
         raw = self._read_body()
-        if raw is None:
-            return
-        if path in COMPLETION_PATHS:
-            self._completion(path, raw)
-        elif path in formats.PATHS:
-            self._provider_format(path, raw)
-        elif path == RESET_PATH:
-            self.stub.reset()
-            self._send_json(200, {"ok": True})
+        if raw is not None:
+            self._dispatch("POST", raw)
+
+    def _dispatch(self, method: str, raw: bytes) -> None:
+        path = self._path()
+        route = _ROUTE_OF.get((method, path))
+        if route is None:
+            self._not_found(method, path)
         else:
-            self._not_found("POST", path)
+            getattr(self, route.serve)(path, raw)
+
+    def _stats(self, path: str, raw: bytes) -> None:
+        self._send_json(200, self.stub.stats())
+
+    def _models(self, path: str, raw: bytes) -> None:
+        model = {"id": "stub", "object": "model", "created": 0, "owned_by": "symtrace"}
+        self._send_json(200, {"object": "list", "data": [model]})
+
+    def _reset(self, path: str, raw: bytes) -> None:
+        self.stub.reset()
+        self._send_json(200, {"ok": True})
 
     # -- completions -----------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""An OpenAI-compatible chat-completions server on loopback, for tests and demos.
+"""A stub LLM endpoint on loopback (handler.ROUTES: OpenAI chat completions and Responses,
+Anthropic messages), for tests and demos.
 
 Record/replay has to be exercised against real HTTP: real sockets, real SDK retries and
 parsing, real SSE, fresh ids and timestamps on every response. ``StubLLM`` serves that from a
@@ -47,7 +48,7 @@ def check_loopback(host: str) -> None:
 
 
 class StubLLM:
-    """A chat-completions server on ``host:port`` (port 0 = ephemeral).
+    """The stub LLM endpoint on ``host:port`` (port 0 = ephemeral).
 
     *mode* defaults to ``"scripted"`` when a *script* (dict, Script or JSON file path) is given,
     else ``"stochastic"``. *seed* makes stochastic answers reproducible from server start (and
@@ -195,7 +196,7 @@ class StubLLM:
 
     @property
     def served(self) -> int:
-        """Completion requests answered (including scripted errors; not malformed ones)."""
+        """LLM requests answered, all three APIs (scripted errors included; not malformed ones)."""
         with self._lock:
             return self._served
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from symtrace.bundle.inspect import diff_bundles
+from symtrace.bundle.inspect import diff_bundles, outcome_text
 from symtrace.bundle.reader import Bundle
 from symtrace.model.events import Event, EventType, event_summary, summarize
 
@@ -150,7 +150,9 @@ def page_model(
             "kind": manifest.get("kind"),
             "complete": bundle.complete,
             "outcome": manifest.get("outcome"),
-            "digest": bundle.digest,
+            "digest": bundle.digest,  # the events digest
+            "root_digest": bundle.root_digest,
+            "outcome_text": outcome_text(bundle),
             "task": summarize(bundle.task, 400) if bundle.task is not None else None,
             "lineage": bundle.lineage,
             "warnings": list(bundle.warnings),

@@ -71,7 +71,6 @@ def render_page(bundle: Bundle, *, other: Bundle | None = None, diagnosis: bool 
 
 
 def _header(info: dict[str, Any]) -> str:
-    outcome = info.get("outcome") or {}
     state = "complete" if info["complete"] else "INCOMPLETE"
     counts = ", ".join(
         f"{info['counts'][kind]} {LABELS[kind]}{'s' if info['counts'][kind] != 1 else ''}"
@@ -79,9 +78,10 @@ def _header(info: dict[str, Any]) -> str:
     )
     parts = [
         f"<header><h1>{escape(info['name'])}</h1><p class=\"facts\">"
-        f"{escape(str(info['kind']))} · {state} · outcome {escape(str(outcome.get('status')))}"
-        + (f" (exit {outcome['exit_code']})" if isinstance(outcome.get("exit_code"), int) else "")
-        + f" · {escape(counts)} · <code>{escape(info['digest'])}</code></p>"
+        f"{escape(str(info['kind']))} · {state} · {escape(info['outcome_text'])}"
+        f" · {escape(counts)}</p><p class=\"facts\">root digest "
+        f"<code>{escape(str(info['root_digest'] or 'none (UNSEALED)'))}</code> · events digest "
+        f"<code>{escape(info['digest'])}</code></p>"
     ]
     if info.get("task"):
         parts.append(f'<p class="task"><b>Task</b> {escape(info["task"])}</p>')

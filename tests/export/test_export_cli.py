@@ -176,6 +176,23 @@ class TestFileAndErrors:
         assert "pip install 'symtrace[otel]'" in capsys.readouterr().err
         assert not out.exists()
 
+    def test_missing_protobuf_is_named_as_the_module_and_the_package_to_install(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Without protobuf the ImportError names only `google`; the message names the
+        module, the distribution that brings it and the extra to install (issue 38)."""
+        import symtrace.export
+
+        monkeypatch.delitem(sys.modules, "symtrace.export.otel", raising=False)
+        monkeypatch.delattr(symtrace.export, "otel", raising=False)
+        for name in [n for n in sys.modules if n == "google" or n.startswith("google.")]:
+            monkeypatch.delitem(sys.modules, name)
+        monkeypatch.setitem(sys.modules, "google", None)
+        assert main(["export", CREW, "--otel", str(tmp_path / "t.json")]) == 94
+        err = capsys.readouterr().err
+        assert "module google.protobuf (package protobuf) is not installed" in err
+        assert "pip install 'symtrace[otel]'" in err
+
     def test_start_time_shifts_the_sequence_clock(self, tmp_path: Path) -> None:
         out = tmp_path / "t.json"
         assert main(["export", CREW, "--otel", str(out), "--start-time",

@@ -110,6 +110,11 @@ def test_wrong(stub):
     run(pytester).assert_outcomes(failed=1)
     bundle = pytester.path / "bundles" / "test_core" / "test_wrong"
     assert manifest(bundle)["outcome"]["status"] == "error"
+    # described as the test it is, not as a program that exited None (issue 38)
+    from symtrace.bundle import load_bundle
+    from symtrace.bundle.inspect import outcome_text
+
+    assert outcome_text(load_bundle(bundle)) == "test failed (AssertionError)"
     result = run(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*AssertionError*'hello' == 'goodbye'*"])

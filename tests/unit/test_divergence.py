@@ -44,7 +44,8 @@ def test_rendering_is_pinned():
     assert REPORT.render() == (
         "[SYM-R101] request does not match the recording at agent_action_0002\n"
         "  lane writer; recorded position 3; 3 boundary calls matched before it\n"
-        "  bundle bundles/run1 @ abababababab; request hash 11111111 → 22222222\n"
+        "  bundle bundles/run1 (events digest sha256:abababababab); request hash 11111111 → "
+        "22222222\n"
         "  /body/messages/0/content (message 0, user) differs:\n"
         "  expected llm request: 'extract quotes from text'\n"
         "  actual   llm request: 'extract quotes from the text'\n"
