@@ -6,10 +6,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
 from symtrace.cli import term
+from symtrace.model.inert import inert
+
+if TYPE_CHECKING:
+    from symtrace.bundle.reader import Bundle
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -46,8 +51,22 @@ def cmd_verify(args: argparse.Namespace) -> int:
         f"{len(bundle.events)} events, every digest verified"
     )
     for warning in bundle.warnings:
-        print(f"warning: {warning}")
+        print(f"warning: {inert(warning)}")
+    for name in bundle.extra_files:
+        print(f"warning: extra file {inert(name)} is not part of the format and not covered by "
+              "the seal (not checked; symtrace never reads or runs it)")
+    for item in unchecked(bundle):
+        print(f"not checked: {item}")
     return 0
+
+
+def unchecked(bundle: Bundle) -> list[str]:
+    """What `verify` could not check: no digest vouches for an unsealed bundle's bytes."""
+    if bundle.sealed:
+        return []
+    return ["the seal: the bundle has none (its recording did not finish), so changed bytes "
+            "cannot be told from recorded ones; each event's hashes and each blob were checked "
+            "against their content"]
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -59,7 +78,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.json:
         print(orjson.dumps(result.to_json(), option=orjson.OPT_SORT_KEYS).decode())
     else:
-        print(render_diff(result, a, b, term.width()))
+        print(inert(render_diff(result, a, b, term.width())))
     return 0 if result.identical else 1
 
 

@@ -1,0 +1,120 @@
+"""The types of a bundle's fields, checked when it is read (docs/bundle-format.md).
+
+A bundle is data from someone else: a `config.command.argv` that is a string would be run
+character by character, a `position` of "3" read as 3, a `meta` nested 10,000 deep crash the
+first serialiser that meets it. Every field a reader uses is checked for its JSON type here,
+once, and a wrong one is a BundleFormatError naming the field (exit 91), never a traceback or
+a silently different reading.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from symtrace.bundle.files import MAX_DEPTH, depth_exceeds
+from symtrace.errors import BundleFormatError
+
+_NONE = type(None)
+# Manifest fields by dotted path -> the JSON types allowed (absent is allowed unless
+# format.REQUIRED_MANIFEST_FIELDS requires it; a parent that is absent or null skips its
+# children). `task` is any JSON value.
+MANIFEST_TYPES: dict[str, tuple[type, ...]] = {
+    "format_version": (int,),
+    "kind": (str,),
+    "complete": (bool,),
+    "replayable": (bool,),
+    "graph": (str, _NONE),
+    "initial_state": (dict,),
+    "config": (dict,),
+    "config.adapters": (list,),
+    "config.normalisation": (list,),
+    "config.versions": (dict,),
+    "config.command": (dict, _NONE),
+    "config.command.argv": (list,),
+    "config.command.cwd": (str, _NONE),
+    "config.command.env": (dict,),
+    "outcome": (dict, _NONE),
+    "outcome.status": (str, _NONE),
+    "outcome.exit_code": (int, _NONE),
+    "lineage": (dict, _NONE),
+    "counts": (dict, _NONE),
+    "events_digest": (str, _NONE),
+}
+# Lists whose items must all be strings, and objects whose values must all be strings.
+STRING_LISTS = ("config.adapters", "config.normalisation", "config.command.argv")
+STRING_MAPS = ("config.command.env",)
+
+
+def check_manifest_types(manifest: dict[str, Any], where: str) -> None:
+    """Raise BundleFormatError naming the first manifest field of the wrong type."""
+    for path, allowed in MANIFEST_TYPES.items():
+        found, value = _lookup(manifest, path)
+        if found and (type(value) not in allowed):
+            raise BundleFormatError(
+                f"{where}: {path} is {_json_type(value)}, expected "
+                f"{' or '.join(_json_name(t) for t in allowed)}")
+    for path in STRING_LISTS:
+        found, value = _lookup(manifest, path)
+        if found and not all(type(item) is str for item in value):
+            raise BundleFormatError(f"{where}: {path} must hold strings only")
+    for path in STRING_MAPS:
+        found, value = _lookup(manifest, path)
+        if found and not all(type(item) is str for item in value.values()):
+            raise BundleFormatError(f"{where}: {path} must map names to strings")
+
+
+def _lookup(manifest: dict[str, Any], path: str) -> tuple[bool, Any]:
+    value: Any = manifest
+    for part in path.split("."):
+        if type(value) is not dict or part not in value:
+            return False, None
+        value = value[part]
+    return True, value
+
+
+_OPTIONAL_STR = (str, _NONE)
+# Event line fields -> allowed types (parents: checked apart; request/response: any JSON).
+EVENT_TYPES: tuple[tuple[str, tuple[type, ...]], ...] = (
+    ("id", (str,)),
+    ("type", (str,)),
+    ("lane", (str,)),
+    ("position", (int,)),
+    ("agent", _OPTIONAL_STR),
+    ("reason", _OPTIONAL_STR),
+    ("request_hash", _OPTIONAL_STR),
+    ("response_hash", _OPTIONAL_STR),
+    ("content_hash", (str,)),
+    ("meta", (dict, _NONE)),
+)
+
+
+def check_event_record(record: Any, where: str) -> None:
+    """Raise BundleFormatError unless *record* (a parsed event line) has the field types the
+    format gives it (absent optional fields are checked by the event's own reading)."""
+    if type(record) is not dict:
+        raise BundleFormatError(f"{where}: an event line must be a JSON object")
+    for name, allowed in EVENT_TYPES:
+        if name in record and type(record[name]) not in allowed:
+            raise BundleFormatError(
+                f"{where}: {name} is {_json_type(record[name])}, expected "
+                f"{' or '.join(_json_name(t) for t in allowed)}")
+    parents = record.get("parents", ())
+    if type(parents) is list:
+        for edge in parents:
+            if type(edge) is not dict or type(edge.get("source")) is not str or type(
+                    edge.get("kind")) is not str:
+                raise BundleFormatError(f"{where}: parents must be {{source, kind}} strings")
+    elif type(parents) is not dict:  # a dict: format 3's derivation inputs (checked apart)
+        raise BundleFormatError(f"{where}: parents is {_json_type(parents)}, expected array")
+    meta = record.get("meta")
+    if meta and depth_exceeds(meta, MAX_DEPTH):
+        raise BundleFormatError(f"{where}: meta nested deeper than {MAX_DEPTH}")
+
+
+def _json_type(value: Any) -> str:
+    return _json_name(type(value))
+
+
+def _json_name(kind: type) -> str:
+    return {dict: "an object", list: "an array", str: "a string", int: "an integer",
+            float: "a number", bool: "a boolean", _NONE: "null"}.get(kind, kind.__name__)
