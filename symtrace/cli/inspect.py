@@ -25,9 +25,11 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     bundle = load_bundle(args.bundle)
     if args.graph:
+        from symtrace.export.files import write_output
         from symtrace.viewer.graph_svg import render_svg
 
-        Path(args.graph).write_text(render_svg(bundle))
+        # replaced whole or not at all; an unwritable place is exit 93, not a traceback
+        write_output(Path(args.graph), render_svg(bundle).encode(), force=True)
         term.err(f"symtrace: wrote event graph picture {args.graph}")
     if args.json:
         sys.stdout.buffer.write(
