@@ -16,7 +16,7 @@ import pytest
 
 from symtrace.cli import main
 from symtrace.errors import EXIT_WRITE
-from symtrace.model.divergence import Candidate, DivergenceKind, DivergenceReport, Difference
+from symtrace.model.divergence import Candidate, Difference, DivergenceKind, DivergenceReport
 from symtrace.model.inert import inert
 
 from .test_crafted_bundles import REFERENCE, events_of, reseal, write_events
