@@ -37,11 +37,25 @@ MANIFEST_TYPES: dict[str, tuple[type, ...]] = {
     "outcome.status": (str, _NONE),
     "outcome.exit_code": (int, _NONE),
     "lineage": (dict, _NONE),
+    "lineage.parent": (str, _NONE),
+    "lineage.parent_digest": (str, _NONE),
+    "lineage.anchor": (str, _NONE),
+    "lineage.anchor_note": (str, _NONE),
+    "lineage.intervention": (dict, _NONE),
+    "lineage.intervention.event_id": (str, _NONE),
+    "lineage.intervention.guidance": (str, _NONE),
+    "lineage.replayed_events": (list,),
+    "lineage.live_events": (list,),
+    "lineage.superseded_events": (list,),
+    "lineage.not_reached_events": (list,),
+    "lineage.live_reasons": (dict,),
     "counts": (dict, _NONE),
     "events_digest": (str, _NONE),
 }
 # Lists whose items must all be strings, and objects whose values must all be strings.
-STRING_LISTS = ("config.adapters", "config.normalisation", "config.command.argv")
+STRING_LISTS = ("config.adapters", "config.normalisation", "config.command.argv",
+                "lineage.replayed_events", "lineage.live_events", "lineage.superseded_events",
+                "lineage.not_reached_events")
 STRING_MAPS = ("config.command.env",)
 
 

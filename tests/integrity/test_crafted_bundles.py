@@ -175,6 +175,7 @@ CRAFTED: dict[str, Callable[[Path], None]] = {
     "argv-numbers": _manifest_field(("config", "command", "argv"), ["python", 3]),
     "env-number": _manifest_field(("config", "command", "env"), {"A": 1}),
     "initial-state-list": _manifest_field(("initial_state",), []),
+    "lineage-live-events-number": _manifest_field(("lineage",), {"live_events": 3}),
     "position-string": _position_string,
     "symlink-inside": _symlink_inside,
     "stdout-symlink": _stdout_symlink,
