@@ -25,7 +25,9 @@ import orjson
 from symtrace.bundle import blobs
 from symtrace.bundle.files import (
     MANIFEST_MAX_BYTES,
+    MAX_DEPTH,
     canonical_line,
+    depth_exceeds,
     extra_entries,
     parse_manifest,
     read_file,
@@ -271,7 +273,12 @@ def _parse_events(data: bytes, pack: PackReader, *, verify: bool) -> list[Event]
                 raise BundleFormatError(
                     f"{EVENTS} line {index + 1}: not canonical JSON (a key twice, unsorted "
                     "keys, spaces, or nested too deep)")
-            check_event_record(record, f"{EVENTS} line {index + 1}")
+            check_event_record(record, index + 1)
+            # (canonical, the line nests at most 255: orjson's bound; a line with fewer
+            # brackets than MAX_DEPTH, nearly all, cannot nest deeper, and is not walked)
+            if line.count(b"{") + line.count(b"[") > MAX_DEPTH and depth_exceeds(record):
+                raise BundleFormatError(
+                    f"{EVENTS} line {index + 1}: JSON nested deeper than {MAX_DEPTH}")
             if type(record.get("parents")) is dict:  # derived at read (format 3)
                 check_inputs(record["parents"], index, EVENTS)
                 event: Event = DerivedEvent.of(record, joiner, edges)

