@@ -23,7 +23,9 @@ from typing import Any, Protocol
 
 import orjson
 
+from symtrace.bundle.files import MAX_DEPTH
 from symtrace.bundle.seal import canon, sha256_ref
+from symtrace.errors import BundleFormatError
 from symtrace.model.canonical import JSONValue
 
 BLOB_MIN_BYTES = 128
@@ -457,47 +459,106 @@ class Joiner:
     objects, however many requests re-send them): event content is read-only data. A chain
     reuses its previous node's joined list, so joining a whole bundle is linear in its
     unique content plus one list copy per chain node.
+
+    A bundle may be crafted: a ref that names itself (directly, or through a chain node or
+    other blobs) is refused, not followed forever; a joined value nests at most MAX_DEPTH
+    (blobs nest inside blobs: each line may be shallow and the joined value not); the chain
+    lists built in all are bounded (MAX_CHAIN_ITEMS: every node of a chain gets its own list,
+    so one chain of n nodes costs n²/2 slots).
     """
 
     def __init__(self, load: Callable[[str], JSONValue]) -> None:
         self.load = load
         self.memo: dict[str, Any] = {}
+        self.heights: dict[str, int] = {}  # by ref: how deep its joined value nests
+        self._open: set[str] = set()  # refs being joined (one seen again is a cycle)
+        self._items = 0  # chain list slots built
 
     def join(self, value: Any) -> JSONValue:
-        if isinstance(value, list):
-            return [self.join(item) for item in value]
-        if isinstance(value, dict):
+        return self._join(value, 0)[0]
+
+    def _join(self, value: Any, depth: int) -> tuple[JSONValue, int]:
+        """*value* joined, and its height (0 for a scalar), at *depth* in the joined whole."""
+        kind = type(value)
+        if kind is list or kind is dict:
+            if depth >= MAX_DEPTH:
+                raise BundleFormatError(f"a joined value nests deeper than {MAX_DEPTH}")
+            if kind is list:
+                joined: list[JSONValue] = []
+                height = 0
+                for item in value:
+                    item_value, item_height = self._join(item, depth + 1)
+                    joined.append(item_value)
+                    height = max(height, item_height)
+                return joined, height + 1
             if len(value) == 1:
                 ref = value.get(REF_KEY)
-                if isinstance(ref, str):
-                    return self._blob(ref)
+                if type(ref) is str:
+                    return self._blob(ref, depth)
                 chain = value.get(CHAIN_KEY, _NO_CHAIN)
                 if chain is not _NO_CHAIN:
-                    return list(self._chain(chain))
-            return {key: self.join(item) for key, item in value.items()}
-        return value
+                    items, height = self._chain(chain, depth)
+                    return list(items), height
+            out: dict[str, JSONValue] = {}
+            height = 0
+            for key, item in value.items():
+                out[key], item_height = self._join(item, depth + 1)
+                height = max(height, item_height)
+            return out, height + 1
+        return value, 0
 
-    def _blob(self, ref: str) -> JSONValue:
+    def _blob(self, ref: str, depth: int) -> tuple[JSONValue, int]:
         if ref not in self.memo:
-            self.memo[ref] = self.join(self.load(ref))
-        return self.memo[ref]
+            if ref in self._open:
+                raise BundleFormatError(f"blob {ref} contains itself (a reference cycle)")
+            self._open.add(ref)
+            try:
+                self.memo[ref], self.heights[ref] = self._join(self.load(ref), depth)
+            finally:
+                self._open.discard(ref)
+        height = self.heights[ref]
+        if depth + height > MAX_DEPTH:
+            raise BundleFormatError(f"a joined value nests deeper than {MAX_DEPTH}")
+        return self.memo[ref], height
 
-    def _chain(self, ref: str | None) -> list[JSONValue]:
+    def _chain(self, ref: Any, depth: int) -> tuple[list[JSONValue], int]:
         """The joined list a chain node ends, built forward from the nearest memoized node."""
         pending: list[tuple[str, Any]] = []
+        walked: set[str] = set()
         while ref is not None and ref not in self.memo:
+            if type(ref) is not str:
+                raise BundleFormatError(f"a list node's previous node is not a ref: {ref!r}")
+            if ref in walked or ref in self._open:
+                raise BundleFormatError(f"list node {ref} follows itself (a reference cycle)")
+            walked.add(ref)
             node = self.load(ref)
-            if not isinstance(node, dict) or "$i" not in node:
-                raise ValueError(f"blob {ref} is not a list node")
+            if type(node) is not dict or "$i" not in node:
+                raise BundleFormatError(f"blob {ref} is not a list node")
             pending.append((ref, node["$i"]))
             ref = node.get("$p")
-        items: list[JSONValue] = self.memo[ref] if ref is not None else []
-        for node_ref, item in reversed(pending):
-            items = [*items, self.join(item)]
-            self.memo[node_ref] = items
-        return items
+        items = self.memo[ref] if ref is not None else []
+        if type(items) is not list:
+            raise BundleFormatError(f"blob {ref} is not a list node")
+        height = self.heights.get(ref, 1) if ref is not None else 1
+        if depth + height > MAX_DEPTH:
+            raise BundleFormatError(f"a joined value nests deeper than {MAX_DEPTH}")
+        self._open.update(walked)  # an item naming a node of its own chain is a cycle
+        try:
+            for node_ref, item in reversed(pending):
+                value, item_height = self._join(item, depth + 1)
+                items = [*items, value]
+                self._items += len(items)
+                if self._items > MAX_CHAIN_ITEMS:
+                    raise BundleFormatError(
+                        f"the bundle's lists join to more than {MAX_CHAIN_ITEMS} items")
+                height = max(height, item_height + 1)
+                self.memo[node_ref], self.heights[node_ref] = items, height
+        finally:
+            self._open.difference_update(walked)
+        return items, height
 
 
+MAX_CHAIN_ITEMS = 50_000_000  # list slots (8 bytes each): far above any recorded conversation
 _NO_CHAIN = object()
 
 

@@ -16,6 +16,7 @@ from symtrace.model.canonical import JSONValue
 from symtrace.model.divergence import Difference, json_differences
 from symtrace.model.events import Event, event_summary, one_line, summarize
 from symtrace.model.hashing import PREFIX, short
+from symtrace.model.inert import inert
 from symtrace.model.textdiff import word_excerpts
 
 SHOW_SCHEMA = "symtrace.show/1"
@@ -138,7 +139,7 @@ def _cells(event: Event, *, typed: bool) -> dict[str, str]:
     who = event.lane if not agent or event.lane.startswith(agent) else f"{agent} @ {event.lane}"
     # One summary column at narrow widths: what a tool was asked, what anything else produced.
     main = event_summary(event, SUMMARY_LIMIT)
-    return {
+    cells = {
         "id": event.id,
         "type": event.type.value + reason,
         "kind": KINDS.get(event.type.value, event.type.value),
@@ -153,6 +154,7 @@ def _cells(event: Event, *, typed: bool) -> dict[str, str]:
         "summary": prefix + main,
         "hashes": " ".join(short(h, 8) for h in (event.request_hash, event.response_hash) if h),
     }
+    return {column: inert(text, keep_lines=False) for column, text in cells.items()}
 
 
 def _widths(columns: tuple[str, ...], rows: list[dict[str, str]], total: int) -> list[int]:
@@ -183,12 +185,12 @@ def show_table(bundle: Bundle, console: Console) -> None:
     manifest = bundle.manifest
     lineage = bundle.lineage
     width = console.width
-    console.print(Text(str(bundle.path), "bold"))
+    console.print(Text(inert(str(bundle.path), keep_lines=False), "bold"))
     console.print(
         Text.assemble(
-            f"{manifest['kind']} · format v{manifest['format_version']} · ",
+            inert(f"{manifest['kind']} · format v{manifest['format_version']} · "),
             ("complete", "") if bundle.complete else ("INCOMPLETE", "red"),
-            f" · {outcome_text(bundle)} · {len(bundle.events)} events",
+            inert(f" · {outcome_text(bundle)} · {len(bundle.events)} events", keep_lines=False),
         )
     )
     console.print(Text(digests_line(bundle)))
@@ -197,18 +199,18 @@ def show_table(bundle: Bundle, console: Console) -> None:
         task = bundle.task
         limit = max(20, width - 6)
         text = one_line(task, limit) if isinstance(task, str) else summarize(task, limit)
-        console.print(Text(f"{label}: {text}"))
+        console.print(Text(inert(f"{label}: {text}", keep_lines=False)))
     if lineage:
         console.print(
-            Text(
+            Text(inert(
                 f"child of {lineage.get('parent')} · anchor {lineage.get('anchor')} → live "
                 f"{(lineage.get('intervention') or {}).get('event_id')} · "
                 f"{len(lineage.get('replayed_events', []))} replayed, "
-                f"{len(lineage.get('live_events', []))} live"
-            )
+                f"{len(lineage.get('live_events', []))} live", keep_lines=False
+            ))
         )
         if lineage.get("anchor_note"):
-            console.print(Text(f"note: {lineage['anchor_note']}"))
+            console.print(Text(inert(f"note: {lineage['anchor_note']}", keep_lines=False)))
     live = set((lineage or {}).get("live_events", []))
     columns = layout_for(width)
     rows = [_cells(event, typed="type" in columns) for event in bundle.events]
@@ -232,7 +234,7 @@ def show_table(bundle: Bundle, console: Console) -> None:
             )
         )
     for warning in bundle.warnings:
-        console.print(Text.assemble(("warning: ", "yellow"), warning))
+        console.print(Text.assemble(("warning: ", "yellow"), inert(warning)))
 
 
 @dataclass(frozen=True)

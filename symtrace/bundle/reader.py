@@ -23,6 +23,15 @@ from typing import Any
 import orjson
 
 from symtrace.bundle import blobs
+from symtrace.bundle.files import (
+    MANIFEST_MAX_BYTES,
+    MAX_DEPTH,
+    canonical_line,
+    depth_exceeds,
+    extra_entries,
+    parse_manifest,
+    read_file,
+)
 from symtrace.bundle.format import (
     DIGEST,
     EVENTS,
@@ -42,6 +51,7 @@ from symtrace.bundle.lazy import Derivation, DerivedEvent, LazyEvent
 from symtrace.bundle.locate import locate
 from symtrace.bundle.pack import PackReader
 from symtrace.bundle.seal import root_digest, sha256_ref
+from symtrace.bundle.shape import check_event_record, check_manifest_types
 from symtrace.errors import (
     BundleFormatError,
     BundleIntegrityError,
@@ -65,6 +75,7 @@ class Bundle:
     manifest: dict[str, Any]
     events: tuple[Event, ...]
     warnings: tuple[str, ...] = field(default=())
+    extra_files: tuple[str, ...] = field(default=())  # in its directory, not covered by the seal
 
     @property
     def task(self) -> JSONValue:
@@ -114,8 +125,7 @@ class Bundle:
         return finals[-1] if finals else None
 
     def stdout(self) -> bytes | None:
-        path = self.path / STDOUT
-        return path.read_bytes() if path.exists() else None
+        return read_file(self.path / STDOUT)
 
     @property
     def digest(self) -> str:
@@ -146,19 +156,27 @@ def partial_events(pack: bytes, events: bytes) -> list[Event]:
 
 def _load(root: Path, *, deep: bool) -> Bundle:
     manifest_path = root / MANIFEST
-    if not manifest_path.is_file():
+    if not root.is_dir():
+        raise BundleNotFound(f"no bundle at {root} (not a directory)")
+    extra = extra_entries(root)
+    data = read_file(manifest_path, MANIFEST_MAX_BYTES)
+    if data is None:
         raise BundleNotFound(f"no bundle at {root} (missing {MANIFEST})")
-    try:
-        manifest = orjson.loads(manifest_path.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise BundleFormatError(f"{manifest_path}: not valid JSON ({exc})") from exc
+    manifest = parse_manifest(data, str(manifest_path))
     check_version(manifest, str(manifest_path))
     files = _read_files(root)
     warnings: list[str] = []
     sealed = DIGEST in manifest
     if sealed and not _seal_holds(manifest, files):
         raise _at(root, locate(manifest, files))
+    if not sealed and manifest.get("complete"):
+        # the writer seals in the same write that makes a bundle complete: a complete
+        # bundle without a seal had it removed (its content may have been changed since)
+        raise BundleIntegrityError(
+            "the bundle says it is complete but has no seal (removed?): its content cannot "
+            "be checked", where=f"manifest.{DIGEST}", bundle=str(root))
     check_manifest(manifest, str(manifest_path))
+    check_manifest_types(manifest, str(manifest_path))
     if sealed:
         events_data, pack_data = files[EVENTS] or b"", files[PACK] or b""
     else:
@@ -172,6 +190,7 @@ def _load(root: Path, *, deep: bool) -> Bundle:
             warnings.append(f"{EVENTS}: dropped a partial last line left by an interrupted run")
     try:
         pack = PackReader(pack_data, verify=deep or not sealed)
+        pack.check_order()
         with _collector_paused():
             events = _parse_events(events_data, pack, verify=deep or not sealed)
         if not graph_at_read(manifest) and any(e.derive is not None for e in events):
@@ -189,7 +208,7 @@ def _load(root: Path, *, deep: bool) -> Bundle:
         why = outcome.get("status") or "did not finish"
         warnings.append(f"bundle is incomplete: the recorded run {why_text(why)}")
     events.sort(key=lambda e: e.position)
-    return Bundle(root, manifest, tuple(events), tuple(warnings))
+    return Bundle(root, manifest, tuple(events), tuple(warnings), extra)
 
 
 def why_text(status: str) -> str:
@@ -205,16 +224,7 @@ def _at(root: Path, exc: BundleIntegrityError) -> BundleIntegrityError:
 
 
 def _read_files(root: Path) -> dict[str, bytes | None]:
-    files: dict[str, bytes | None] = {}
-    for name in SEALED_FILES:
-        path = root / name
-        try:
-            files[name] = path.read_bytes()
-        except FileNotFoundError:
-            files[name] = None
-        except OSError as exc:
-            raise BundleFormatError(f"{path}: cannot read ({exc})") from exc
-    return files
+    return {name: read_file(root / name) for name in SEALED_FILES}
 
 
 def _seal_holds(manifest: dict[str, Any], files: dict[str, bytes | None]) -> bool:
@@ -259,6 +269,16 @@ def _parse_events(data: bytes, pack: PackReader, *, verify: bool) -> list[Event]
     for index, line in enumerate(lines):
         try:
             record = orjson.loads(line)
+            if not canonical_line(line, record):
+                raise BundleFormatError(
+                    f"{EVENTS} line {index + 1}: not canonical JSON (a key twice, unsorted "
+                    "keys, spaces, or nested too deep)")
+            check_event_record(record, index + 1)
+            # (canonical, the line nests at most 255: orjson's bound; a line with fewer
+            # brackets than MAX_DEPTH, nearly all, cannot nest deeper, and is not walked)
+            if line.count(b"{") + line.count(b"[") > MAX_DEPTH and depth_exceeds(record):
+                raise BundleFormatError(
+                    f"{EVENTS} line {index + 1}: JSON nested deeper than {MAX_DEPTH}")
             if type(record.get("parents")) is dict:  # derived at read (format 3)
                 check_inputs(record["parents"], index, EVENTS)
                 event: Event = DerivedEvent.of(record, joiner, edges)

@@ -70,7 +70,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     else:
         otel.send_otlp(request, args.otlp, headers=headers, timeout=args.timeout)
         sys.stderr.write(f"symtrace: sent {count} spans ({len(bundle.events)} events) to "
-                         f"{otel.traces_url(args.otlp)}\n")
+                         f"{otel.shown(otel.traces_url(args.otlp))}\n")
     return 0
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from symtrace.cli import term
+from symtrace.model.inert import inert
 
 if TYPE_CHECKING:
     from symtrace.bundle.reader import Bundle
@@ -24,9 +25,11 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     bundle = load_bundle(args.bundle)
     if args.graph:
+        from symtrace.export.files import write_output
         from symtrace.viewer.graph_svg import render_svg
 
-        Path(args.graph).write_text(render_svg(bundle))
+        # replaced whole or not at all; an unwritable place is exit 93, not a traceback
+        write_output(Path(args.graph), render_svg(bundle).encode(), force=True)
         term.err(f"symtrace: wrote event graph picture {args.graph}")
     if args.json:
         sys.stdout.buffer.write(
@@ -44,7 +47,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
     bundle = verify_bundle(args.bundle)
     print(verify_text(bundle))
     for warning in bundle.warnings:
-        print(f"warning: {warning}")
+        print(f"warning: {inert(warning)}")
+    for name in bundle.extra_files:
+        print(f"warning: extra file {inert(name)} is not part of the format and not covered by "
+              "the seal (not checked; symtrace never reads or runs it)")
+    for item in unchecked(bundle):
+        print(f"not checked: {item}")
     return 0
 
 
@@ -54,7 +62,7 @@ def verify_text(bundle: Bundle) -> str:
     outcome = bundle.manifest.get("outcome") or {}
     state = "complete" if bundle.complete else f"INCOMPLETE ({outcome.get('status', 'unsealed')})"
     lines = [
-        f"ok: {bundle.path}: every digest verified",
+        f"ok: {inert(str(bundle.path), keep_lines=False)}: every digest verified",
         f"  format v{bundle.manifest['format_version']}, {state}, {len(bundle.events)} events",
         "  root digest (the seal over the manifest and every file):",
         f"    {bundle.root_digest}" if bundle.sealed else "    none: UNSEALED",
@@ -62,6 +70,15 @@ def verify_text(bundle: Bundle) -> str:
         f"    {bundle.digest}",
     ]
     return "\n".join(lines)
+
+
+def unchecked(bundle: Bundle) -> list[str]:
+    """What `verify` could not check: no digest vouches for an unsealed bundle's bytes."""
+    if bundle.sealed:
+        return []
+    return ["the seal: the bundle has none (its recording did not finish), so changed bytes "
+            "cannot be told from recorded ones; each event's hashes and each blob were checked "
+            "against their content"]
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -73,7 +90,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.json:
         print(orjson.dumps(result.to_json(), option=orjson.OPT_SORT_KEYS).decode())
     else:
-        print(render_diff(result, a, b, term.width()))
+        print(inert(render_diff(result, a, b, term.width())))
     return 0 if result.identical else 1
 
 

@@ -13,6 +13,8 @@ import os
 import sys
 from typing import TextIO
 
+from symtrace.model.inert import inert
+
 DEFAULT_WIDTH = 80
 MIN_WIDTH = 40
 
@@ -52,6 +54,7 @@ def rule(title: str, columns: int) -> str:
 
 
 def err(text: str) -> None:
-    """One message line to stderr, flushed (it interleaves with the program's own output)."""
-    sys.stderr.write(text + "\n")
+    """One message line to stderr, flushed (it interleaves with the program's own output).
+    Control characters in it are escaped: an error may quote a bundle's content."""
+    sys.stderr.write(inert(text) + "\n")
     sys.stderr.flush()

@@ -20,6 +20,7 @@ from rich.text import Text
 from symtrace.diagnosis.pipeline import Diagnosis, NodeDiagnosis
 from symtrace.diagnosis.scoring import ScoringConfig
 from symtrace.diagnosis.summary import Summary, Verdict
+from symtrace.model.inert import inert
 
 
 def to_json_bytes(data: Any) -> bytes:
@@ -215,6 +216,7 @@ def _equations(node: NodeDiagnosis, k: ScoringConfig) -> Text:
 def render_plain(summary: Summary, width: int, *, color: bool = False) -> str:
     """The default `symtrace diagnose` output: the summary in words, wrapped to *width*."""
     def head(text: str) -> str:
+        text = inert(text, keep_lines=False)  # recorded content (a task) is never a command
         return f"\x1b[1m{text}\x1b[0m" if color else text
 
     out = [head(f"Diagnosis of {summary.source}"), ""]
@@ -242,7 +244,8 @@ def render_plain(summary: Summary, width: int, *, color: bool = False) -> str:
 
 def _para(text: str, width: int, indent: str = "  ") -> list[str]:
     return textwrap.wrap(
-        text, max(40, width), initial_indent=indent, subsequent_indent=" " * len(indent),
+        inert(text, keep_lines=False), max(40, width), initial_indent=indent,
+        subsequent_indent=" " * len(indent),
         break_on_hyphens=False,
     ) or [indent]
 
@@ -252,7 +255,7 @@ def command_lines(argv: tuple[str, ...], width: int, indent: str = "  ") -> list
     command when pasted)."""
     lines: list[str] = []
     current = indent
-    for word in (shlex.quote(arg) for arg in argv):
+    for word in (inert(shlex.quote(arg), keep_lines=False) for arg in argv):
         candidate = current + word if current.isspace() else f"{current} {word}"
         if len(candidate) + 2 > width and not current.isspace():
             lines.append(current + " \\")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -26,5 +27,6 @@ def write_output(path: Path, data: bytes, *, force: bool) -> None:
         tmp.write_bytes(data)
         os.replace(tmp, path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise OutputNotWritable(f"cannot write {path}: {exc}") from exc
+        with contextlib.suppress(OSError):  # a read-only file system refuses even this
+            tmp.unlink(missing_ok=True)
+        raise OutputNotWritable(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -22,6 +22,7 @@ import orjson
 from symtrace.bundle.reader import Bundle
 from symtrace.export.errors import CollectorError, ExportUnavailable, missing_otel_module
 from symtrace.export.spans import TracePlan, plan_trace
+from symtrace.model.redaction import Redactor
 
 try:
     from google.protobuf.json_format import MessageToDict
@@ -105,11 +106,17 @@ def _hex_ids(item: dict[str, Any]) -> None:
             item[key] = base64.b64decode(item[key]).hex()
 
 
+def shown(text: str) -> str:
+    """*text* (a message naming the collector's URL) without its credentials: a URL's
+    `user:password@`, an `api_key=` parameter, a token (the pattern redaction)."""
+    return Redactor().scrub_text(text)
+
+
 def traces_url(url: str) -> str:
     """A collector base URL gets the OTLP/HTTP traces path; a URL with a path is used as is."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise CollectorError(f"--otlp needs an http(s) URL, got {url!r}")
+        raise CollectorError(shown(f"--otlp needs an http(s) URL, got {url!r}"))
     return url.rstrip("/") + "/v1/traces" if parts.path in ("", "/") else url
 
 
@@ -131,19 +138,19 @@ def send_otlp(
             timeout=timeout,
         )
     except httpx.HTTPError as exc:
-        raise CollectorError(f"OTLP collector at {target} unreachable: {exc}") from exc
+        raise CollectorError(shown(f"OTLP collector at {target} unreachable: {exc}")) from None
     if response.status_code != 200:
-        raise CollectorError(
+        raise CollectorError(shown(
             f"OTLP collector at {target} answered HTTP {response.status_code}: "
             f"{response.text[:200]}"
-        )
+        ))
     answer = ExportTraceServiceResponse()
     if response.content and "protobuf" in response.headers.get("content-type", ""):
         answer.ParseFromString(response.content)
     rejected = answer.partial_success.rejected_spans
     if rejected:
-        raise CollectorError(
+        raise CollectorError(shown(
             f"OTLP collector at {target} rejected {rejected} of {count} spans: "
             f"{answer.partial_success.error_message}"
-        )
+        ))
     return count

@@ -18,6 +18,7 @@ from typing import Any
 from symtrace.model.canonical import JSONValue
 from symtrace.model.events import summarize
 from symtrace.model.hashing import short
+from symtrace.model.inert import inert
 from symtrace.model.textdiff import Excerpt, first_difference, word_excerpts
 
 MAX_DIFFERENCES = 8
@@ -75,9 +76,10 @@ class Candidate:
 
     def render(self, width: int = 100) -> str:
         agent = f", agent {self.agent}" if self.agent and self.agent != self.lane else ""
-        head = f"    {self.id} (position {self.position}, lane {self.lane}{agent}) "
+        head = inert(f"    {self.id} (position {self.position}, lane {self.lane}{agent}) ",
+                     keep_lines=False)
         room = max(12, width - len(head))
-        text = " ".join(self.summary.split())
+        text = inert(" ".join(self.summary.split()), keep_lines=False)
         return head + (text if len(text) <= room else text[: room - 1] + "…")
 
 
@@ -247,9 +249,9 @@ class DivergenceReport:
         if not (self.differences and self.expected is not None and self.actual is not None):
             lines = []
             if self.expected is not None:
-                lines.append(expected + summarize(self.expected, budget))
+                lines.append(expected + _fit(summarize(self.expected, budget), budget))
             if self.actual is not None:
-                lines.append(actual + summarize(self.actual, budget))
+                lines.append(actual + _fit(summarize(self.actual, budget), budget))
             return lines
         first = self.differences[0]
         path = (first.path or "/") + _message_label(self.expected, first.path)
@@ -285,17 +287,19 @@ _RED, _GREEN, _BOLD, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[1m", "\x1b[0m"
 
 
 def _wrap(text: str, width: int, indent: str = "  ") -> list[str]:
+    """*text* (recorded content in it made inert) in lines of *width*."""
     return textwrap.wrap(
-        text, width, initial_indent=indent, subsequent_indent=indent + "    ",
+        inert(text, keep_lines=False), width, initial_indent=indent,
+        subsequent_indent=indent + "    ",
         break_on_hyphens=False, break_long_words=False,  # a path longer than a line stays whole
     ) or [indent]
 
 
 def _marked(excerpt: Excerpt, marks: tuple[str, str], ansi: str | None) -> str:
     """A changed word in colour on a terminal, between word-diff marks anywhere else."""
-    if ansi is None:
-        return excerpt.marked(*marks)
-    return "".join(f"{ansi}{p.text}{_RESET}" if p.changed else p.text for p in excerpt.pieces)
+    opening, closing = (ansi, _RESET) if ansi is not None else marks
+    return "".join(f"{opening}{inert(p.text, keep_lines=False)}{closing}" if p.changed
+                   else inert(p.text, keep_lines=False) for p in excerpt.pieces)
 
 
 def _message_label(request: JSONValue, path: str) -> str:
@@ -365,4 +369,10 @@ def _clip(value: JSONValue, limit: int = 70) -> str:
     if value == _MISSING:
         return _MISSING
     text = summarize(value, limit) if isinstance(value, dict | list) else repr(value)
+    return _fit(text, limit)
+
+
+def _fit(text: str, limit: int) -> str:
+    """*text* made inert, cut to *limit* characters (its escapes counted)."""
+    text = inert(text, keep_lines=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"

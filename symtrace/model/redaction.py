@@ -7,12 +7,20 @@ LLM responses, stdout, the manifest), before anything is hashed:
   `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, `*CREDENTIAL*`, `*AUTH*`) and of every variable
   declared with `--secret-env NAME`, by `[REDACTED:NAME]` (values of 8 characters or more);
 - the value of a credential-named query parameter (`api_key`, `key`, `token`,
-  `access_token`, `client_secret`, `sig`, …) in a URL or query string, by `[REDACTED]`;
-- secret-shaped text (`sk-…` keys, bearer tokens, AWS key ids, GitHub/Slack tokens,
-  private-key blocks), by `[REDACTED]`.
-Credential headers are never stored. Object keys are replaced as values are (and restored
-as values are on replay); two keys of one object that would become the same key are refused
-(RedactionError), never merged.
+  `access_token`, `client_secret`, `sig`, `X-Amz-Security-Token`, `X-Amz-Signature`,
+  OAuth's `code`, …) in a URL or query string, by `[REDACTED]`;
+- the password of a URL (`postgres://user:PASSWORD@host`, a proxy's URL) and the value of a
+  credential flag (`--password=…`, `--api-key=…`), by `[REDACTED]`;
+- secret-shaped text (`sk-…` keys, JWTs, bearer tokens, AWS key ids, GitHub/Slack tokens,
+  private-key blocks), by `[REDACTED]`;
+- in what the program sends (`scrub`: requests, a tool's arguments, the manifest), the
+  string value of a credential-named key (`api_token`, `password`, `secret`, …:
+  SECRET_FIELD), by `[REDACTED]`.
+Declared values are replaced first, wherever they are: `?key=<declared>` is the restorable
+`?key=[REDACTED:NAME]`, not an unnamed parameter. Credential headers (and credential-named
+ones) are never stored; `*_HEADERS` variables (OTEL_EXPORTER_OTLP_HEADERS) are secrets.
+Object keys are replaced as values are (and restored as values are on replay); two keys of
+one object that would become the same key are refused (RedactionError), never merged.
 
 Record and replay apply the same replacement, so a replayed request hashes like the
 recorded one even when its key differs. What the program *receives* on replay comes from the
@@ -49,16 +57,36 @@ SECRET_HEADERS = frozenset(
 )
 # Environment variable names whose values are treated as secrets.
 SECRET_ENV_NAME = re.compile(
-    r"(?i)(api[_-]?key|token|secret|passw(or)?d|credential|auth|(^|_)key$|(^|_)pat$)"
+    r"(?i)(api[_-]?key|token|secret|passw(or)?d|credential|auth|(^|_)key$|(^|_)pat$|"
+    r"(^|_)headers$)"  # OTEL_EXPORTER_OTLP_HEADERS: "api-key=...,x-team=..."
 )
+# Names of object keys (a tool's arguments, a request's fields) and command-line flags whose
+# string value is a credential. Narrower than the environment's names: a `token` or `key`
+# field is ordinary in a model's output (logprobs, dictionaries).
+SECRET_FIELD = re.compile(
+    r"(?i)^(?:[a-z0-9]+[_-])*(?:api[_-]?key|api[_-]?token|access[_-]?token|auth[_-]?token|"
+    r"refresh[_-]?token|id[_-]?token|bearer[_-]?token|session[_-]?token|password|passwd|"
+    r"passphrase|secret|client[_-]?secret|private[_-]?key|credentials?)$"
+)
+_FLAG = re.compile(r"^--?(?P<name>[A-Za-z0-9_-]+)$")
+_FIELD_MAX = 48  # longer strings are not key names
 # Query parameter names whose values are credentials.
 _QUERY_NAMES = (
     r"api[_-]?key|apikey|key|token|access[_-]?token|refresh[_-]?token|id[_-]?token|auth|"
     r"authorization|secret|client[_-]?secret|password|passwd|sig|signature|x-api-key|"
+    r"x-amz-security-token|x-amz-signature|x-goog-signature|code|"
     r"[a-z_]*(?:_key|_token|_secret)"
 )
 _QUERY = rf"(?P<q>(?:^|(?<=[\"?&;]))(?i:{_QUERY_NAMES})=)(?P<qv>(?!\[REDACTED)[^&#;\s\"'<>\\]+)"
+# The password of a URL's userinfo (`postgres://user:PASSWORD@host`, a proxy's URL).
+_USERINFO = (r"(?P<u>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@\"'<>\\]*:)"
+             r"(?P<uv>(?!\[REDACTED)[^\s@/\"'<>\\]+)(?=@)")
+# A command-line flag with its value in one word: `--password=...`, `--api-token=...`.
+_FLAG_VALUE = (r"(?P<f>(?:^|(?<=[\s\"']))--?(?i:(?:[a-z0-9]+[_-])*(?:password|passwd|"
+               r"passphrase|token|secret|api[_-]?key|credentials?))=)"
+               r"(?P<fv>(?!\[REDACTED)[^\s\"'&]+)")
 _SHAPES = (
+    r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # a JWT
     r"\bsk-[A-Za-z0-9_\-]{20,}",
     r"\bBearer\s+[A-Za-z0-9._~+/\-]{20,}=*",
     r"\bAKIA[0-9A-Z]{16}\b",
@@ -71,7 +99,7 @@ _SHAPE = "(?P<shape>" + "|".join(_SHAPES) + ")"
 MIN_SECRET_LENGTH = 8
 # Literal pieces every match of _QUERY / _SHAPE contains (the fast pre-filter of _search).
 _SHAPE_PREFIXES = (
-    "sk-", "Bearer", "AKIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "xox", "PRIVATE KEY"
+    "eyJ", "sk-", "Bearer", "AKIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "xox", "PRIVATE KEY"
 )
 # All of them but the private-key block start their shape at a word boundary (`\b`): an
 # occurrence inside a word cannot match, and asyncio lanes ("task:Task-1") hold "sk-" in
@@ -91,12 +119,12 @@ _WORD_START_LITERALS = {p: re.compile(re.escape(p)).search for p in _WORD_START_
 # lack most of them ("B", "K"), so a new text is searched a few times, not five.
 _WORD_START_SEARCHES = tuple(
     (guard, re.compile(p).search)
-    for guard, p in (("-", "sk-"), ("B", "Bearer"), ("K", "AKIA"), ("_", "gh[pousr]_"),
-                     ("x", "xox"))
+    for guard, p in (("J", "eyJ"), ("-", "sk-"), ("B", "Bearer"), ("K", "AKIA"),
+                     ("_", "gh[pousr]_"), ("x", "xox"))
 )
 _QUERY_HINTS = (
     "key=", "token=", "secret=", "password=", "passwd=", "sig=", "signature=", "auth=",
-    "authorization=",
+    "authorization=", "code=", "passphrase=", "credential=", "credentials=",
 )
 # The non-ASCII characters the query names' `(?i:...)` matches to an ASCII letter (`re` folds
 # case one character to one: long s ~ s, Kelvin sign ~ k, dotted and dotless I ~ i), which
@@ -117,6 +145,7 @@ class Redactor:
 
     named: tuple[tuple[str, str], ...] = ()  # (NAME, value), longest value first
     _pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    _known: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _by_value: dict[str, str] = field(init=False, repr=False, compare=False)
     _clean: dict[str, None] = field(init=False, repr=False, compare=False)
     _clean_chars: list[int] = field(init=False, repr=False, compare=False)
@@ -127,9 +156,15 @@ class Redactor:
             by_value.setdefault(value, name)
         values = "|".join(re.escape(v) for v in sorted(by_value, key=lambda v: (-len(v), v)))
         # A token first: already-redacted text is left as is (scrubbing is idempotent).
-        parts = [_TOKEN] + ([f"(?P<known>{values})"] if values else []) + [_QUERY, _SHAPE]
+        parts = [_TOKEN] + ([f"(?P<known>{values})"] if values else []) + [
+            _QUERY, _USERINFO, _FLAG_VALUE, _SHAPE]
         object.__setattr__(self, "_by_value", by_value)
         object.__setattr__(self, "_pattern", re.compile("|".join(parts)))
+        # Declared values are replaced first, wherever they are (inside a credential query
+        # parameter too: `?key=<declared>` becomes `?key=[REDACTED:NAME]`, restorable,
+        # where the one alternation would have matched the parameter first, unnamed).
+        object.__setattr__(self, "_known", re.compile(
+            f"{_TOKEN}|(?P<known>{values})") if values else None)
         object.__setattr__(self, "_clean", {})
         object.__setattr__(self, "_clean_chars", [0])
 
@@ -168,31 +203,51 @@ class Redactor:
 
     # -- replacing -----------------------------------------------------------------------
     def _replace(self, match: re.Match[str]) -> str:
-        if match.group("tok") is not None:
+        groups = match.groupdict()
+        if groups["tok"] is not None:
             return match.group(0)
-        known = match.groupdict().get("known")
+        known = groups.get("known")
         if known is not None:
             name = self._by_value.get(known)
             return f"[REDACTED:{name}]" if name else REDACTED
-        if match.group("q") is not None:
-            return match.group("q") + REDACTED
+        for prefix in ("q", "u", "f"):  # a parameter, URL or flag: its name is kept
+            if groups.get(prefix) is not None:
+                return groups[prefix] + REDACTED
         return REDACTED
 
-    def scrub_text(self, text: str) -> str:
-        return self._pattern.sub(self._replace, text)
+    def _sub(self, replace: Any, text: str) -> str:
+        """*text* with declared values replaced first, then every pattern."""
+        known = self._known
+        if known is not None:
+            for value in self._by_value:
+                if value in text:
+                    text = known.sub(replace, text)
+                    break
+        return self._pattern.sub(replace, text)
 
-    def _walk(self, value: JSONValue, replace: Any) -> JSONValue:
+    def scrub_text(self, text: str) -> str:
+        return self._sub(self._replace, text)
+
+    def _walk(self, value: JSONValue, replace: Any, fields: bool = False) -> JSONValue:
+        """*value* with *replace* applied to every match in its strings; with *fields*, the
+        string value of a credential-named key (SECRET_FIELD) is replaced whole."""
         if isinstance(value, str):
             if value in self._clean or not self._could_match(value):
                 return value  # the alternation is costly: only text that may match runs it
-            return self._pattern.sub(replace, value)
+            return self._sub(replace, value)
         if isinstance(value, list):
-            return [self._walk(item, replace) for item in value]
+            return [self._walk(item, replace, fields) for item in value]
         if isinstance(value, tuple):
-            return tuple(self._walk(item, replace) for item in value)
+            return tuple(self._walk(item, replace, fields) for item in value)
         if isinstance(value, dict):  # keys are replaced as values are (see _rekeyed)
-            return _rekeyed(value, lambda key: self._walk(key, replace),
-                            lambda item: self._walk(item, replace))
+            out = _rekeyed(value, lambda key: self._walk(key, replace),
+                           lambda item: self._walk(item, replace, fields))
+            if fields:
+                for key, item in out.items():
+                    if (type(item) is str and item and "[REDACTED" not in item
+                            and isinstance(key, str) and SECRET_FIELD.match(key)):
+                        out[key] = REDACTED
+            return out
         return value
 
     def scrub(self, value: JSONValue, strings: list[str] | None = None) -> JSONValue:
@@ -203,7 +258,7 @@ class Redactor:
         canonicalisation and redaction); otherwise *value* is walked here."""
         if not self._maybe(value, strings):
             return value
-        return self._walk(value, self._replace)
+        return self._walk(value, self._replace, fields=True)
 
     def _maybe(self, value: JSONValue, strings: list[str] | None = None) -> bool:
         """True when a string of *value* (a key or a value) holds something to replace.
@@ -232,6 +287,9 @@ class Redactor:
                     return True
         if not unseen:
             return False
+        for text in unseen:  # a credential-named key (never remembered clean: see scrub)
+            if len(text) <= _FIELD_MAX and SECRET_FIELD.match(text):
+                return True
         # One search over the new strings joined by '"', which every pattern treats like the
         # end or start of a string (a match inside one string is still found; one spanning
         # two is a false alarm, settled string by string below).
@@ -301,6 +359,8 @@ class Redactor:
                 match = search(text)
                 if match is not None and _at_word_start(text, search, match.start()):
                     return True
+        if "://" in text and "@" in text:  # a URL that may carry a password
+            return True
         if "=" not in text:
             return False
         if not text.isascii():  # a flag test: only non-ASCII text looks for the four
@@ -340,6 +400,28 @@ class Redactor:
             )
         return scrubbed
 
+    def scrub_command(self, argv: list[str]) -> list[str]:
+        """A command line as stored: like any received value (`scrub_received`), and the word
+        after a credential flag given apart (`--token VALUE`, `--password VALUE`) is a
+        credential too: declared, it becomes its restorable token; else it is refused."""
+        words = list(argv)
+        for index in range(1, len(words)):
+            flag = _FLAG.match(words[index - 1])
+            name = flag.group("name").replace("-", "_") if flag else ""
+            if name and (SECRET_FIELD.match(name) or name.lower() == "token"):
+                word = words[index]
+                named = self._known.sub(self._replace, word) if self._known else word
+                if "[REDACTED" not in named and not word.startswith("-"):
+                    raise RedactionError(
+                        f"refusing to record the command line: the value of {words[index - 1]} "
+                        "is a credential that is not the value of a declared or "
+                        "credential-named environment variable, so it could not be given "
+                        "back to the program on replay; declare it with --secret-env NAME")
+                words[index] = named
+        result = self.scrub_received(words, "the command line")
+        assert isinstance(result, list)
+        return result
+
     def restore(self, value: JSONValue, env: Mapping[str, str] | None = None) -> JSONValue:
         """Undo named replacements with this process's own values (what replay serves):
         the value this redactor holds for NAME, else NAME in *env* (default os.environ)."""
@@ -353,7 +435,8 @@ class Redactor:
         out = {}
         for key, value in headers.items():
             name = key.lower()
-            if name in wanted and name not in SECRET_HEADERS:
+            if name in wanted and name not in SECRET_HEADERS and not SECRET_FIELD.match(
+                    name.replace("-", "_")):
                 out[name] = self.scrub_text(value)
         return dict(sorted(out.items()))
 

@@ -109,7 +109,7 @@ def record_command(
     env = captured_env(env_keep)
     # The argv is given back to the program on replay: a named secret in it is restored
     # then; an unnamed one is refused here, before anything runs or is written.
-    argv = redactor.scrub_received(list(command), "the command line")
+    argv = redactor.scrub_command(list(command))
     cmd: dict[str, Any] = {"argv": argv, "cwd": os.getcwd(), "env": redactor.scrub_env(env)}
     if secret_envs:  # names only: replay redacts the same variables
         cmd["secret_env"] = sorted(set(secret_envs))

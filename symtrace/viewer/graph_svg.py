@@ -7,10 +7,11 @@ bundle are outlined.
 
 from __future__ import annotations
 
-from html import escape
+from html import escape as _escape_markup
 
 from symtrace.bundle.reader import Bundle
 from symtrace.model.events import EdgeKind, Event, EventType, event_summary
+from symtrace.model.inert import inert
 
 COLORS = {
     EventType.AGENT_ACTION: "#cfe2ff",
@@ -20,6 +21,12 @@ COLORS = {
 }
 COL_W, ROW_H, BOX_W, BOX_H, MARGIN, HEADER, LEGEND = 250, 54, 210, 40, 20, 40, 60
 GUTTER = 80  # room on the left for same-lane edges bowing out
+
+
+def _xml(text: str) -> str:
+    """*text* as XML character data: control characters (which XML 1.0 forbids even as
+    references) made visible escapes first, then markup escaped."""
+    return _escape_markup(inert(text, keep_lines=False))
 
 
 def render_svg(bundle: Bundle) -> str:
@@ -48,7 +55,7 @@ def render_svg(bundle: Bundle) -> str:
         x = MARGIN + GUTTER + index * COL_W
         out.append(
             f'<text x="{x + BOX_W / 2}" y="{MARGIN + 14}" text-anchor="middle" '
-            f'font-weight="bold">{escape(lane)}</text>'
+            f'font-weight="bold">{_xml(lane)}</text>'
         )
     for event in bundle.events:
         x2, y2 = pos[event.id]
@@ -82,9 +89,9 @@ def render_svg(bundle: Bundle) -> str:
             f'<rect x="{x}" y="{y}" width="{BOX_W}" height="{BOX_H}" rx="6" '
             f'fill="{COLORS[event.type]}" stroke="{stroke}" stroke-width="{width_px}"/>'
         )
-        out.append(f'<text x="{x + 8}" y="{y + 16}" font-weight="bold">{escape(label[:34])}'
+        out.append(f'<text x="{x + 8}" y="{y + 16}" font-weight="bold">{_xml(label[:34])}'
                    "</text>")
-        out.append(f'<text x="{x + 8}" y="{y + 31}" fill="#444">{escape(detail)}</text>')
+        out.append(f'<text x="{x + 8}" y="{y + 31}" fill="#444">{_xml(detail)}</text>')
     legend_y = height - LEGEND + 10
     for i, (event_type, color) in enumerate(COLORS.items()):
         lx = MARGIN + i * 120

@@ -22,7 +22,8 @@ SECRET = "tok3n-value-1234"
 FRAGMENTS = (
     "sk-", "Bearer ", "AKIA", "ghp_", "gho_", "xoxb-", "-----BEGIN RSA PRIVATE KEY-----", "=",
     "?api_key=", "&token=", "charset=utf-8", "Authorization=", "client_SECRET=", "[REDACTED]",
-    "[REDACTED:X]", SECRET, "task:Task-1", "é", "_sk-", "-sk-",
+    "[REDACTED:X]", SECRET, "task:Task-1", "é", "_sk-", "-sk-", "eyJ", "eyJhbGciOiJIUzI1.eyJ",
+    "://", "@", "postgres://u:", "?code=", "--password=", "X-Amz-Signature=",
 )
 
 
