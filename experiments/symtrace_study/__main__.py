@@ -48,11 +48,13 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace, console: Any) -> int:
     from symtrace_study.config import load_config
     from symtrace_study.errors import StudyConfigError, TooManyErrors
+    from symtrace_study.interrupt import install
     from symtrace_study.study import Study
 
     if args.workers < 1:
         raise StudyConfigError("--workers must be at least 1")
     config = load_config(args.config, out=args.out)
+    install()  # SIGINT/SIGTERM: StudyInterrupted, exit 130/143, no row for attempts in flight
     failure: TooManyErrors | None = None
     try:
         Study(config, console).run(workers=args.workers, backend=args.backend,

@@ -44,3 +44,6 @@ class FakeExecutor:
 
     def close(self) -> None:
         pass
+
+    def abort(self) -> None:
+        pass
