@@ -39,6 +39,7 @@ import symtrace
 from symtrace.diagnosis import build_task_prompt, parse_task
 from symtrace.diagnosis.errors import NoEligibleAnchor
 from symtrace.diagnosis.repair import plan_repair
+from symtrace.model.events import EventType
 from symtrace.process.runner import record_command, replay_bundle
 from symtrace_study.benchmark import Benchmark, Environment, task_index
 from symtrace_study.config import TASK_PROMPTS, StudyConfig
@@ -257,7 +258,11 @@ class AttemptRunner:
                     "divergence": _divergence_text(outcome)}
         observed = self._observe(path, job)
         child = symtrace.load_bundle(path)
-        live = set((child.lineage or {}).get("live_events", []))
+        # the final result is the live suffix's product (the program ran on past the anchor),
+        # though lineage lists only boundary events as live: without it a source whose first
+        # symptom is its final result could never be reproduced by replay (a rerun could)
+        live = set((child.lineage or {}).get("live_events", [])) | {
+            e.id for e in child.events if e.type is EventType.FINAL_RESULT}
         return {**info, **_observed_row(observed, path), "diverged": False,
                 **self._reproduced(job, observed, child, live)}
 
