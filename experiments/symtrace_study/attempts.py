@@ -31,7 +31,7 @@ import sys
 import time
 import traceback
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +48,15 @@ from symtrace_study.errors import StudyInterrupted
 from symtrace_study.interrupt import note, raise_if_interrupted, signal_of
 from symtrace_study.jobs import Job
 from symtrace_study.judging import diagnose_kwargs, make_judge, verdicts
+from symtrace_study.labels import load_labels
 from symtrace_study.launch import Launcher, cold_launcher
 from symtrace_study.llm_usage import usage_summary
-from symtrace_study.reproduction import Signature, find_match, source_signatures
+from symtrace_study.reproduction import (
+    Signature,
+    find_match,
+    label_signature,
+    source_signatures,
+)
 
 QUIET_ENV = {"CREWAI_DISABLE_TELEMETRY": "true", "CREWAI_TRACING_ENABLED": "false",
              "OTEL_SDK_DISABLED": "true"}
@@ -81,7 +87,7 @@ class Observed:
     passed: bool
     reason: str
     api_calls: int
-    llm: dict[str, Any]  # llm_usage.usage_summary of the live exchanges
+    llm: dict[str, Any] = field(default_factory=dict)  # llm_usage.usage_summary (live only)
 
 
 class InfrastructureFault(RuntimeError):
@@ -152,6 +158,7 @@ class AttemptRunner:
         self._judge = make_judge(config)
         self._diagnosis = diagnose_kwargs(config, self._judge)  # the same in every phase
         self._signatures: dict[str, list[Signature]] = {}
+        self._labels = load_labels(config.labels_path) if config.labels_path else {}
         self._stderr = Path(os.devnull)  # the running attempt's stderr log
 
     # -- entry point -----------------------------------------------------------------------
@@ -249,7 +256,7 @@ class AttemptRunner:
         live from there with no guidance, and ask whether the failure happens again."""
         source = self._source(job)
         bundle = symtrace.load_bundle(source)
-        anchor, target, chosen_by = rq1_anchor(job.case, bundle)
+        anchor, target, chosen_by = rq1_anchor(job.case, bundle, self._labels.get(job.case_id))
         info = {"anchor": anchor, "target": target, "target_from": chosen_by}
         path = self.config.out / job.bundle
         outcome = self._selective(job, source, bundle, anchor, guidance=None, out=path)
@@ -389,15 +396,19 @@ class AttemptRunner:
             return {"status": "reproduced" if same else "not_reproduced",
                     "equivalence": "reason (no source mechanism)", "match": None}
         match = None if observed.passed else find_match(
-            signatures, bundle, live, judge=self._judge)
+            signatures, bundle, live, **self._diagnosis)
         return {"status": "reproduced" if match else "not_reproduced",
-                "equivalence": "mechanism", "match": match.to_json() if match else None}
+                "equivalence": "mechanism (label)" if job.case_id in self._labels
+                else "mechanism", "match": match.to_json() if match else None,
+                "signature": [s.to_json() for s in signatures]}
 
     def _signature(self, job: Job) -> list[Signature]:
         key = job.case_id
         if key not in self._signatures:
             bundle = symtrace.load_bundle(self._source(job))
-            self._signatures[key] = source_signatures(bundle, judge=self._judge)
+            label = self._labels.get(key)
+            self._signatures[key] = ([label_signature(label, bundle)] if label else
+                                     source_signatures(bundle, **self._diagnosis))
         return self._signatures[key]
 
 
@@ -410,10 +421,20 @@ def _check_signal(name: str | None) -> None:
         raise StudyInterrupted(signum)
 
 
-def rq1_anchor(case: dict[str, Any], bundle: Any) -> tuple[str, str, str]:
-    """Where RQ1's replay goes live: the case's stored failure target (its anchor is the LLM
-    boundary of that target), or — when the diagnosis found none — the last agent decision,
-    the one that produced the failed final answer."""
+def rq1_anchor(case: dict[str, Any], bundle: Any, label: Any = None) -> tuple[str, str, str]:
+    """Where RQ1's replay goes live: a human label's target (labels.py), else the case's stored
+    failure target (its anchor is the LLM boundary of that target), or — when the diagnosis
+    found none — the last agent decision, the one that produced the failed final answer."""
+    if label is not None:
+        from symtrace.diagnosis.anchors import resolve_boundary
+        from symtrace.diagnosis.view import build_context
+
+        ctx = build_context(bundle)
+        boundary = resolve_boundary(ctx.by_id[label.target], ctx)
+        if boundary is None:
+            raise SystemError_("label", f"the labelled target {label.target} has no LLM "
+                               "boundary to go live at")
+        return boundary.event_id, label.target, "label"
     if case.get("anchor"):
         return case["anchor"], case.get("target") or case["anchor"], "diagnosis"
     plan = plan_repair(bundle, policy="last")

@@ -211,6 +211,10 @@ def parse_config(raw: dict[str, Any], *, base: Path = Path("."), out: Path | Non
     labels_path = (base / rq1["labels"]) if rq1.get("labels") else None
     if labels_path is not None and not labels_path.is_file():
         raise StudyConfigError(f"rq1.labels: no labels file at {labels_path}")
+    if labels_path is not None:
+        from symtrace_study.labels import load_labels
+
+        load_labels(labels_path)  # a malformed label is refused before anything runs
     diagnosis = raw.get("diagnosis", {})
     if not isinstance(diagnosis, dict) or set(diagnosis) - {"trace_back", "theta"}:
         raise StudyConfigError("diagnosis must be an object with trace_back (bool) and/or "

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -26,6 +27,7 @@ from symtrace_study import jobs as plan
 from symtrace_study.config import StudyConfig
 from symtrace_study.errors import (
     StudyConfigChanged,
+    StudyConfigError,
     StudyInterrupted,
     StudyStateError,
     TooManyErrors,
@@ -92,6 +94,7 @@ class Study:
         try:
             self.write_study()
             cases = self._collect(executor)
+            self._check_labels(cases)
             # a system error is no observation: every run retries it (its cause may be fixed)
             rows = {k: r for k, r in self.results.load().items() if r["status"] != "error"}
             self._execute(executor, plan.first_round(self.config, cases["cases"]), rows,
@@ -139,6 +142,25 @@ class Study:
         cases = freeze(rows.values())
         write_json(frozen, cases)
         return cases
+
+    def _check_labels(self, cases: dict[str, Any]) -> None:
+        """Every label names a collected case and an event of its source bundle."""
+        if self.config.labels_path is None:
+            return
+        import symtrace
+        from symtrace_study.labels import check_against, load_labels
+
+        known = {c["case"]: c for c in cases["cases"]}
+        others = {c["case"] for c in [*cases["excluded"], *cases["errors"]]}
+        for case_id, label in load_labels(self.config.labels_path).items():
+            if case_id in others:
+                continue  # a passing (excluded) source: nothing to reproduce
+            if case_id not in known:
+                raise StudyConfigError(f"rq1.labels: {case_id!r} is not a case of this study "
+                                       f"(cases look like {next(iter(known), 'mas/task/s0')!r})")
+            bundle = Path(known[case_id]["bundle"])
+            check_against(label, symtrace.load_bundle(
+                bundle if bundle.is_absolute() else self.out / bundle))
 
     def _execute(self, executor: Executor, jobs: Sequence[Job], rows: dict[Key, dict[str, Any]],
                  label: str, log: ResultLog | None = None) -> None:

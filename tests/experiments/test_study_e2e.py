@@ -109,3 +109,58 @@ def test_ray_backend_gives_the_same_rows(sequential, tmp_path):
     for key, row in rows(out).items():
         assert {k: v for k, v in row.items() if k != "bundle"} == {
             k: v for k, v in before[key].items() if k != "bundle"}
+
+
+def _without_provider_errors(table: dict[tuple, dict]) -> dict[tuple, dict]:
+    out = {}
+    for key, row in table.items():
+        llm = {k: v for k, v in (row.get("llm") or {}).items() if k != "provider_errors"}
+        out[key] = {**row, "llm": llm}
+    return out
+
+
+def test_a_provider_answering_429_and_503_gives_the_rows_of_a_healthy_one(sequential, tmp_path):
+    """Every other distinct request is refused once (429, then 503, ...); the MAS's SDK retries
+    it as a user's program would. Same rows; the faults are counted, never as failures."""
+    faulty = tmp_path / "faulty"
+    run_study(faulty, backend={"kind": "stub", "skill": 0.4, "faults": [429, 503],
+                               "faults_every": 2})
+    got, want = rows(faulty), rows(sequential)
+    assert _without_provider_errors(got) == _without_provider_errors(want)
+    assert sum(r["llm"]["provider_errors"] for r in got.values()) > 0
+    assert all(r["llm"]["provider_errors"] == 0 for r in want.values())
+    assert all(r["llm"]["models_requested"] == ["gpt-4o-mini"] for r in want.values()
+               if r.get("api_calls"))
+
+
+def test_sigterm_mid_run_exits_143_without_rows_for_attempts_in_flight_and_resume_finishes(
+        sequential, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "cut"
+    config = tmp_path / "study.json"
+    config.write_bytes(orjson.dumps({**BASE, "out": str(out)}))
+    argv = [sys.executable, "-m", "symtrace_study", "run", str(config), "--backend", "local",
+            "--no-report"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    results = out / "results.jsonl"
+    deadline = time.time() + 600
+    while time.time() < deadline and proc.poll() is None:
+        if results.exists() and results.read_bytes().count(b"\n") >= 2:
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+    time.sleep(0.5)  # well inside the next attempt
+    os.kill(proc.pid, signal.SIGTERM)
+    assert proc.wait(timeout=120) == 143
+    partial = rows(out)
+    assert 2 <= len(partial) < len(rows(sequential))
+    assert all(r["status"] != "error" and r.get("error_kind") is None
+               for r in partial.values()), partial  # no crash, no system error
+    resumed = subprocess.run([*argv, "--resume"], capture_output=True, timeout=900)
+    assert resumed.returncode == 0, resumed.stderr
+    assert rows(out) == rows(sequential)
