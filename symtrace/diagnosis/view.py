@@ -40,6 +40,11 @@ FAILED_STATUSES = frozenset({"failed", "failure", "error", "timeout", "timed_out
 PROVIDER_RETRY = "provider_retry"
 _FINAL = re.compile(r"(?i)\bfinal[ _]answer\b\s*[:：]?")
 _TERMINATE = re.compile(r"(?m)^\s*TERMINATE\s*$")
+# How frameworks hand a raising tool's failure to the model as the tool's result: AG2 and
+# AgentChat `Error: <exception>`, CrewAI's tool_usage_exception sentence.
+_FRAMEWORK_TOOL_ERROR = re.compile(
+    r"^\s*(?:Error:|I encountered an error while trying to use the tool\. This was the "
+    r"error:)\s*(?P<detail>.*)", re.S)
 _REACT = re.compile(r"(?m)^Action:\s*(?P<name>[\w.\-]+)\s*\nAction Input:\s*(?P<input>.+)$")
 
 
@@ -153,7 +158,7 @@ class TraceContext:
         prefix = self.before(view)
         unresolved = []
         for i, failed in enumerate(prefix):
-            if failed.error is None or failed.type not in (
+            if failed.error is None or failed.reason == PROVIDER_RETRY or failed.type not in (
                 EventType.TOOL_RESULT,
                 EventType.AGENT_ACTION,
             ):
@@ -267,11 +272,20 @@ def _agent_action(event: Event) -> dict[str, Any]:
     out["text"] = text
     out["calls"] = tuple(calls)
     out["action"] = None if react else find_action(text)
-    final = _FINAL.search(text) or _TERMINATE.search(text)
+    final = _last_final(text) or _TERMINATE.search(text)
     if final and not is_control(event.reason):  # a bare TERMINATE turn claims nothing
         out["final_style"] = True
         out["output"] = _final_payload(text, final)
     return out
+
+
+def _last_final(text: str) -> re.Match[str] | None:
+    """The marker the answer follows: the last `FINAL ANSWER:` with a colon (CrewAI's ReAct
+    turn says "I now know the final answer" before its `Final Answer:` line), else the last
+    bare mention."""
+    marks = list(_FINAL.finditer(text))
+    with_colon = [m for m in marks if m.group(0).rstrip().endswith((":", "："))]
+    return (with_colon or marks or [None])[-1]
 
 
 def _offered(body: dict[str, Any]) -> tuple[str, ...]:
@@ -305,6 +319,9 @@ def _tool_result(event: Event, bundle: Bundle) -> dict[str, Any]:
     out["result"] = value
     out["text"] = render(value)
     value = structured_text(value)  # AG2 hands tool returns to the model as str(dict)
+    wrapped = _FRAMEWORK_TOOL_ERROR.match(value) if isinstance(value, str) else None
+    if wrapped:  # the framework's own report of a tool that raised (AG2, AgentChat, CrewAI)
+        out["error"] = ErrorInfo("error", wrapped.group("detail").strip())
     if isinstance(value, dict):
         code = next(
             (value[k] for k in ("http_status", "status_code", "status") if is_int(value.get(k))),
