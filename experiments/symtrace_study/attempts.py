@@ -41,7 +41,7 @@ from symtrace.diagnosis.errors import NoEligibleAnchor
 from symtrace.diagnosis.repair import plan_repair
 from symtrace.model.events import EventType
 from symtrace.process.runner import record_command, replay_bundle
-from symtrace_study.benchmark import Benchmark, Environment, task_index
+from symtrace_study.benchmark import Benchmark, Environment, task_index, task_split
 from symtrace_study.config import TASK_PROMPTS, StudyConfig
 from symtrace_study.endpoints import Endpoint
 from symtrace_study.errors import StudyInterrupted
@@ -239,7 +239,7 @@ class AttemptRunner:
         if job.phase == "repair" or self.config.rq1_prompt == "unguided":
             task = self._tasks[job.task]
             spec = parse_task({**task.to_json(), "benchmark": self.benchmark.name,
-                               "split": task.to_json().get("site", "all")})
+                               "split": task_split(self.benchmark, task)})
             prompt = build_task_prompt(TASK_PROMPTS[job.arm], spec,
                                        previous_final_answer=job.case["answer"],
                                        templates=self._templates)

@@ -21,8 +21,8 @@ from symtrace_study.markdown_html import render_markdown
 from symtrace_study.results import ResultLog, write_json
 
 STUB_BANNER = ("stub backend: numbers say nothing about methods. The replies come from a "
-               "simulated policy whose mistake and repair rates are parameters "
-               "(symtrace_suite.policy); the study checks the pipeline and the statistics.")
+               "simulated policy whose mistake and repair rates are parameters (the "
+               "benchmark's stub_responder); the study checks the pipeline and the statistics.")
 MIN_N_FOR_CI = 10  # below this a bootstrap interval is printed as "n too small"
 MARK = "<!-- chart:{family}:{kind} -->"
 
