@@ -257,7 +257,9 @@ class AttemptRunner:
         source = self._source(job)
         bundle = symtrace.load_bundle(source)
         anchor, target, chosen_by = rq1_anchor(job.case, bundle, self._labels.get(job.case_id))
-        info = {"anchor": anchor, "target": target, "target_from": chosen_by}
+        cut = bundle.event(anchor).position
+        info = {"anchor": anchor, "target": target, "target_from": chosen_by,
+                "prefix_events": sum(1 for e in bundle.events if e.position < cut)}
         path = self.config.out / job.bundle
         outcome = self._selective(job, source, bundle, anchor, guidance=None, out=path)
         if outcome.diverged or outcome.child_bundle is None:  # replay failed to reproduce
