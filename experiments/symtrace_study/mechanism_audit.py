@@ -37,8 +37,8 @@ def audit(outdir: Path, *, signatures_of: Any = None, match: Any = None,
     from symtrace.diagnosis import diagnose
     from symtrace_study.report import load_study
 
-    _, frozen, rows = load_study(outdir)
-    kwargs = diagnosis or {}
+    study, frozen, rows = load_study(outdir)
+    kwargs = diagnosis if diagnosis is not None else _study_diagnosis(study["config"])
     signatures_of = signatures_of or (lambda b: source_signatures(b, **kwargs))
     match = match or (lambda sigs, bundle, live: match_diagnosis(
         sigs, diagnose(bundle, **kwargs), live) if sigs else None)
@@ -72,6 +72,17 @@ def audit(outdir: Path, *, signatures_of: Any = None, match: Any = None,
     return {"same": same, "cross": cross, "attempts": len(failed),
             "sources_with_mechanism": sum(1 for _, s in sources.values() if s),
             "cross_matches_by_source": per_source}
+
+
+def _study_diagnosis(config: dict[str, Any]) -> dict[str, Any]:
+    """The study's θ and trace-back (the judge is not called again: rules only)."""
+    from dataclasses import replace
+
+    from symtrace.diagnosis.scoring import ScoringConfig
+
+    theta = config.get("theta")
+    scoring = ScoringConfig() if theta is None else replace(ScoringConfig(), theta=theta)
+    return {"config": scoring, "trace_back": config.get("trace_back", True)}
 
 
 def render(result: dict[str, Any]) -> str:
