@@ -123,8 +123,11 @@ def test_a_provider_answering_429_and_503_gives_the_rows_of_a_healthy_one(sequen
     """Every other distinct request is refused once (429, then 503, ...); the MAS's SDK retries
     it as a user's program would. Same rows; the faults are counted, never as failures."""
     faulty = tmp_path / "faulty"
-    run_study(faulty, backend={"kind": "stub", "skill": 0.4, "faults": [429, 503],
-                               "faults_every": 2})
+    config = parse_config({**BASE, "out": str(faulty), "infra_backoff": 0,
+                           "backend": {"kind": "stub", "skill": 0.4, "faults": [429, 503],
+                                       "faults_every": 2}})
+    assert config.backend.faults == (429, 503)
+    Study(config, Console(file=io.StringIO())).run(workers=1, backend="local")
     got, want = rows(faulty), rows(sequential)
     assert _without_provider_errors(got) == _without_provider_errors(want)
     assert sum(r["llm"]["provider_errors"] for r in got.values()) > 0
@@ -164,3 +167,37 @@ def test_sigterm_mid_run_exits_143_without_rows_for_attempts_in_flight_and_resum
     resumed = subprocess.run([*argv, "--resume"], capture_output=True, timeout=900)
     assert resumed.returncode == 0, resumed.stderr
     assert rows(out) == rows(sequential)
+
+
+def test_a_study_with_a_labels_file_runs_end_to_end(sequential, tmp_path):
+    frozen = orjson.loads((sequential / "cases.json").read_bytes())
+    case = frozen["cases"][0]
+    labels = tmp_path / "labels.json"
+    labels.write_bytes(orjson.dumps({"labels": {case["case"]: {
+        "target": case["target"], "category": case["categories"][0],
+        "note": "as the annotator saw it"}}}))
+    out = tmp_path / "labelled"
+    run_study(out, cases=str(sequential / "cases.json"), methods=["rerun"], reference="rerun",
+              attempts=1,
+              rq1={"k": 1, "labels": str(labels)})
+    got = rows(out)
+    assert all(r["status"] != "error" for r in got.values()), got
+    replay = got[("rq1", case["case"], "replay", 1)]
+    assert replay["target_from"] == "label" and replay["target"] == case["target"]
+    assert replay["equivalence"] == "mechanism (label)"
+    assert replay["signature"][0]["rules"] == [] and replay["signature"][0]["facets"]
+    others = [r for k, r in got.items() if k[0] == "rq1" and k[1] != case["case"]]
+    assert all(r.get("equivalence") != "mechanism (label)" for r in others)
+    write_report(out)
+    md = (out / "report.md").read_text()
+    assert "human labels from" in md and "for 1 case(s)" in md
+    assert "pass@1" in md and "Detector flag rates" not in md  # reused cases: no sources here
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(orjson.dumps({"labels": {"plain/no-such/s0": {"target": "x",
+                                                                 "category": "C1"}}}))
+    from symtrace_study.errors import StudyConfigError
+
+    with pytest.raises(StudyConfigError, match="not a case of this study"):
+        run_study(tmp_path / "bad", cases=str(sequential / "cases.json"), methods=["rerun"],
+                  reference="rerun",
+                  attempts=1, rq1={"k": 1, "labels": str(bad)})
