@@ -396,6 +396,11 @@ def extra_sections(outdir: Path, study: dict[str, Any], frozen: dict[str, Any],
     return out
 
 
+def _section(title: str, intro: str, header: list[str]) -> list[str]:
+    return [f"## {title}", "", intro, "", "| " + " | ".join(header) + " |",
+            "|" + "---|" * len(header)]
+
+
 def extra_markdown(summary: dict[str, Any]) -> list[str]:
     extra = summary.get("extra")
     if not extra:
@@ -404,11 +409,10 @@ def extra_markdown(summary: dict[str, Any]) -> list[str]:
     task_arms = [m for m in summary["methods"] if m in ("rerun", "self_reflection", "critic")]
     if task_arms:
         ks = [str(k) for k in range(1, summary["attempts"] + 1)]
-        lines += ["## Task arms: pass@k", "",
-                  "A case passes at k when one of its first k attempts passed (App. E, "
-                  "eq. 16–17); cases with a system error in those attempts have no outcome.", "",
-                  "| MAS | arm | " + " | ".join(f"pass@{k}" for k in ks) + " |",
-                  "|---|---|" + "---|" * len(ks)]
+        lines += _section("Task arms: pass@k",
+                          "A case passes at k when one of its first k attempts passed (App. E, "
+                          "eq. 16–17); cases with a system error in those attempts have no "
+                          "outcome.", ["MAS", "arm", *(f"pass@{k}" for k in ks)])
         for family, data in extra["families"].items():
             for arm in task_arms:
                 cells = [f"{t['passed']}/{t['n']} ({_pct(t['rate'])})"
@@ -417,10 +421,10 @@ def extra_markdown(summary: dict[str, Any]) -> list[str]:
         lines.append("")
     pooled = extra["families"].get(ALL, {}).get("prefix")
     if pooled:
-        lines += ["## RQ1 by prefix length (App. D.3)", "",
-                  "Prefix = the source events served from the bundle before the replay goes "
-                  "live; rep_1 = reproducing attempts / attempts.", "",
-                  "| prefix events | cases | replay rep_1 | rerun rep_1 |", "|---|---|---|---|"]
+        lines += _section("RQ1 by prefix length (App. D.3)",
+                          "Prefix = the source events served from the bundle before the replay "
+                          "goes live; rep_1 = reproducing attempts / attempts.",
+                          ["prefix events", "cases", "replay rep_1", "rerun rep_1"])
         for bucket, data in pooled.items():
             cells = [f"{data[a][0]}/{data[a][1]} ({_pct(data[a][0] / data[a][1])})"
                      if data[a][1] else "–" for a in ("replay", "rerun")]
@@ -428,14 +432,17 @@ def extra_markdown(summary: dict[str, Any]) -> list[str]:
         lines.append("")
     rates = extra.get("flag_rates") or {}
     if rates:
-        lines += ["## Detector flag rates on passing sources", "",
-                  "Sources the evaluator accepted on which a detector fires (rules only, no "
-                  "judge): a high rate means a detector tuned to the wrong thing.", "",
-                  "| MAS | passing sources | flagged | by rule |", "|---|---|---|---|"]
+        lines += _section("Detector flag rates on passing sources",
+                          "Sources the evaluator accepted on which a detector fires (rules only, "
+                          "no judge): a high rate means a detector tuned to the wrong thing.",
+                          ["MAS", "passing sources", "flagged", "by rule"])
         for family, data in rates.items():
             rules = ", ".join(f"`{r}` {n}" for r, n in data["rules"].items()) or "–"
-            lines.append(f"| {family} | {data['sources']} | {data['flagged']} "
-                         f"({_pct(data['flagged'] / data['sources'])}) | {rules} |")
+            share = _pct(data["flagged"] / data["sources"]) if data["sources"] else "–"
+            unreadable = (f" ({data['unreadable']} bundle(s) unreadable)"
+                          if data.get("unreadable") else "")
+            lines.append(f"| {family} | {data['sources']}{unreadable} | {data['flagged']} "
+                         f"({share}) | {rules} |")
         lines.append("")
     return lines
 

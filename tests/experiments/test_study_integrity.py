@@ -5,14 +5,12 @@ judge is checked before any attempt, and the per-attempt LLM accounting."""
 
 from __future__ import annotations
 
-import io
 import os
 import signal
 from pathlib import Path
 
 import orjson
 import pytest
-from rich.console import Console
 from symtrace_study import interrupt
 from symtrace_study import study as study_module
 from symtrace_study.__main__ import main as cli
@@ -24,23 +22,10 @@ from symtrace_study.errors import (
     TooManyErrors,
 )
 from symtrace_study.llm_usage import usage_summary
-from symtrace_study.study import Study
 
-from tests.experiments._support import FakeExecutor, fake_row
+from tests.experiments._support import TASKS, FakeExecutor, config_for, fake_row, run
 
-TASKS = ["shop-001", "shop-002", "wiki-001"]
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def config_for(tmp_path: Path, **extra):
-    raw = {"out": str(tmp_path / "out"), "mas": ["plain"], "tasks": TASKS, "seeds": [0, 1],
-           "attempts": 3, "rq1": {"k": 3}, **extra}
-    return parse_config(raw)
-
-
-def run(config, executor, monkeypatch, **kwargs):
-    monkeypatch.setattr(study_module, "open_executor", lambda *a: executor)
-    return Study(config, Console(file=io.StringIO())).run(**kwargs)
 
 
 def rows_of(path: Path) -> dict:
