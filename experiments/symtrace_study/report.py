@@ -257,7 +257,10 @@ def rq1_markdown(family: str, data: dict[str, Any], summary: dict[str, Any]) -> 
              "the task from scratch (unguided). An attempt counts as reproducing the failure "
              + ("when the evaluator rejects it **and** its own diagnosis shows the source's "
                 "mechanism in the live part: same C-category, same detector rule, same role "
-                "(node type and agent), evidence quoted from the attempt itself (App. D.1)."
+                "(node type and agent), and the source's case-specific evidence — the failing "
+                "call, claimed output, URL or fault, in canonical form — found in the "
+                "attempt's own live events (App. D.1; with a labels file, the label's "
+                "category, agent and evidence)."
                 if equivalence == "mechanism" else f"under the `{equivalence}` test.")
              + " rep_k is the share of k-subsets of a case's attempts in which every attempt "
              "reproduces (eq. 2).", "",

@@ -79,6 +79,8 @@ def test_sequential_study_runs_every_arm_on_real_failures(sequential):
     write_report(sequential)
     md = (sequential / "report.md").read_text()
     assert "stub backend" in md and "rep_2" in md
+    assert "RQ1 by prefix length" in md and "pass@2" in md and "Detector flag rates" in md
+    assert all(isinstance(r["prefix_events"], int) for r in replays)
 
 
 def test_two_workers_give_the_same_rows_as_sequential(sequential, tmp_path):
