@@ -68,6 +68,10 @@ EXIT_INFRASTRUCTURE = 75  # the MAS's way to say "the harness failed, not the ag
 # service) at all: an infrastructure fault of the harness, not a crash of the MAS.
 UNREACHABLE = ("APIConnectionError", "APITimeoutError", "ConnectError", "ConnectTimeout",
                "ConnectionRefusedError", "Connection refused")
+# A selective replay whose guided anchor request the provider failed every time, retries
+# included (issue 39's GuidedAnchorFailed, divergence code SYM-R109): the intervention never
+# reached the model, so the attempt is no evidence about the method.
+ANCHOR_FAILED = "SYM-R109"
 # ... or the provider refused or failed the request (rate limit, overload, server error, read
 # timeout) more often than the SDK's own retries could absorb: the provider's fault, not the
 # method's. (OpenAI/Anthropic SDK class names, LiteLLM's, and the status line they print.)
@@ -342,6 +346,7 @@ class AttemptRunner:
                                 set_env=self._attempt_env(job.seed))
         _check_signal((outcome.report_json or {}).get("signal")
                       if (outcome.report_json or {}).get("status") == "interrupted" else None)
+        check_anchor_reached(outcome)
         self._check_exit(outcome.program_exit_code)
         return outcome
 
@@ -412,6 +417,14 @@ class AttemptRunner:
             self._signatures[key] = ([label_signature(label, bundle)] if label else
                                      source_signatures(bundle, **self._diagnosis))
         return self._signatures[key]
+
+
+def check_anchor_reached(outcome: Any) -> None:
+    """Issue 39: a selective replay whose anchor request never reached the model (SYM-R109)
+    is an infrastructure fault, never a failed repair or a non-reproduction."""
+    if outcome.diverged and ANCHOR_FAILED in _divergence_text(outcome):
+        raise InfrastructureFault("no attempt of the anchor request reached the model: "
+                                  f"{_divergence_text(outcome)[:600]}")
 
 
 def _check_signal(name: str | None) -> None:

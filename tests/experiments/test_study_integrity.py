@@ -268,3 +268,20 @@ def test_new_config_keys_are_validated(tmp_path, raw, needle):
 def test_faults_do_not_change_the_fingerprint_of_a_healthy_config(tmp_path):
     healthy = config_for(tmp_path)
     assert healthy.fingerprint() == config_for(tmp_path, backend={"kind": "stub"}).fingerprint()
+
+
+def test_an_anchor_request_that_never_reached_the_model_is_infrastructure():
+    """Issue 39's GuidedAnchorFailed surfaces as divergence SYM-R109 of the replay."""
+    from types import SimpleNamespace
+
+    from symtrace_study.attempts import InfrastructureFault, check_anchor_reached
+
+    failed = SimpleNamespace(diverged=True, report=None, report_json={
+        "status": "diverged", "rendered": "[SYM-R109] no guided attempt of the anchor "
+                                          "succeeded at agent_action_0002"})
+    with pytest.raises(InfrastructureFault, match="SYM-R109"):
+        check_anchor_reached(failed)
+    other = SimpleNamespace(diverged=True, report=None, report_json={
+        "status": "diverged", "rendered": "[SYM-R101] request mismatch"})
+    check_anchor_reached(other)  # a real divergence stays what it was
+    check_anchor_reached(SimpleNamespace(diverged=False, report=None, report_json=None))
