@@ -79,8 +79,8 @@ PROVIDER_FAULTS = ("RateLimitError", "InternalServerError", "ServiceUnavailableE
                    "OverloadedError", "APIStatusError: Error code: 5", "ReadTimeout",
                    "Timeout: Request timed out", "Error code: 429", "Error code: 500",
                    "Error code: 502", "Error code: 503", "Error code: 504", "Error code: 529",
-                   # issue 39 (retrypy): no guided attempt of the anchor request succeeded
-                   "AnchorRequestFailed", "GuidedAnchorFailed")
+                   # issue 39: no guided attempt of the anchor request succeeded
+                   "GuidedAnchorFailed")
 
 
 @dataclass(frozen=True)
