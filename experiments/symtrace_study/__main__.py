@@ -1,5 +1,5 @@
-"""`python -m symtrace_study run CONFIG [--workers N] [--backend local|ray] [--resume]` and
-`python -m symtrace_study report OUTDIR`."""
+"""`python -m symtrace_study run CONFIG [--workers N] [--backend local|ray] [--resume]`,
+`python -m symtrace_study report OUTDIR` and `python -m symtrace_study mechanism-audit OUTDIR`."""
 
 from __future__ import annotations
 
@@ -30,11 +30,21 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--no-report", action="store_true", help="skip writing the report")
     report = sub.add_parser("report", help="write report.md / report.html for a study")
     report.add_argument("outdir", type=Path)
+    audit = sub.add_parser("mechanism-audit", help="how specific RQ1's mechanism test is: "
+                           "match rates of each source's signature on its own case's failed "
+                           "attempts vs on other tasks' (false positives)")
+    audit.add_argument("outdir", type=Path)
     args = parser.parse_args(argv)
     console = terminal_console()
     try:
         if args.command == "run":
             return _run(args, console)
+        if args.command == "mechanism-audit":
+            from symtrace_study.mechanism_audit import audit as run_audit
+            from symtrace_study.mechanism_audit import render
+
+            console.print(render(run_audit(args.outdir)), highlight=False)
+            return 0
         from symtrace_study.report import write_report
 
         paths = write_report(args.outdir)
@@ -48,11 +58,13 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace, console: Any) -> int:
     from symtrace_study.config import load_config
     from symtrace_study.errors import StudyConfigError, TooManyErrors
+    from symtrace_study.interrupt import install
     from symtrace_study.study import Study
 
     if args.workers < 1:
         raise StudyConfigError("--workers must be at least 1")
     config = load_config(args.config, out=args.out)
+    install()  # SIGINT/SIGTERM: StudyInterrupted, exit 130/143, no row for attempts in flight
     failure: TooManyErrors | None = None
     try:
         Study(config, console).run(workers=args.workers, backend=args.backend,

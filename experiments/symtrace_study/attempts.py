@@ -7,10 +7,14 @@ own seed. What an attempt returns is one result row. How the ways an attempt can
 counted (the report states it):
 
 * an **infrastructure fault** (a service unreachable: the MAS exits `EXIT_INFRASTRUCTURE`, or
-  crashes on a connection error to its LLM endpoint (`UNREACHABLE`), or the environment
-  itself cannot be reset/read) is retried up to `infra_retries` times, then
-  reported as a system error (`status: error`, `error_kind: infrastructure`) — never as an
-  observation handed to the agent, never as a failed repair;
+  crashes on a connection error, a timeout, a 429 or a 5xx of its LLM endpoint after its SDK's
+  own retries (`UNREACHABLE`, `PROVIDER_FAULTS`), or the environment itself cannot be
+  reset/read) is retried up to `infra_retries` times with exponential backoff
+  (`infra_backoff` seconds, doubling), then reported as a system error (`status: error`,
+  `error_kind: infrastructure`) — never as an observation handed to the agent, never as a
+  failed repair; provider errors the SDK retried successfully are counted in the row
+  (`llm.provider_errors`), not as calls;
+* SIGINT/SIGTERM end the attempt without a row (`StudyInterrupted`, interrupt.py);
 * a **program crash** (any other non-zero exit) or a run that declares no final result is a
   non-repair (`status: failed` / `not_reproduced`, `error_kind: program_crash` /
   `no_final_result`), as in the paper's App. F.4; `crashes: system_error` in the config
@@ -27,7 +31,7 @@ import sys
 import time
 import traceback
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +39,24 @@ import symtrace
 from symtrace.diagnosis import build_task_prompt, parse_task
 from symtrace.diagnosis.errors import NoEligibleAnchor
 from symtrace.diagnosis.repair import plan_repair
+from symtrace.model.events import EventType
 from symtrace.process.runner import record_command, replay_bundle
-from symtrace_study.benchmark import Benchmark, Environment, task_index
+from symtrace_study.benchmark import Benchmark, Environment, task_index, task_split
 from symtrace_study.config import TASK_PROMPTS, StudyConfig
 from symtrace_study.endpoints import Endpoint
+from symtrace_study.errors import StudyInterrupted
+from symtrace_study.interrupt import note, raise_if_interrupted, signal_of
 from symtrace_study.jobs import Job
+from symtrace_study.judging import diagnose_kwargs, make_judge, verdicts
+from symtrace_study.labels import load_labels
 from symtrace_study.launch import Launcher, cold_launcher
-from symtrace_study.reproduction import Signature, find_match, source_signatures
+from symtrace_study.llm_usage import usage_summary
+from symtrace_study.reproduction import (
+    Signature,
+    find_match,
+    label_signature,
+    source_signatures,
+)
 
 QUIET_ENV = {"CREWAI_DISABLE_TELEMETRY": "true", "CREWAI_TRACING_ENABLED": "false",
              "OTEL_SDK_DISABLED": "true"}
@@ -53,6 +68,19 @@ EXIT_INFRASTRUCTURE = 75  # the MAS's way to say "the harness failed, not the ag
 # service) at all: an infrastructure fault of the harness, not a crash of the MAS.
 UNREACHABLE = ("APIConnectionError", "APITimeoutError", "ConnectError", "ConnectTimeout",
                "ConnectionRefusedError", "Connection refused")
+# A selective replay whose guided anchor request the provider failed every time, retries
+# included (issue 39's GuidedAnchorFailed, divergence code SYM-R109): the intervention never
+# reached the model, so the attempt is no evidence about the method.
+ANCHOR_FAILED = "SYM-R109"
+# ... or the provider refused or failed the request (rate limit, overload, server error, read
+# timeout) more often than the SDK's own retries could absorb: the provider's fault, not the
+# method's. (OpenAI/Anthropic SDK class names, LiteLLM's, and the status line they print.)
+PROVIDER_FAULTS = ("RateLimitError", "InternalServerError", "ServiceUnavailableError",
+                   "OverloadedError", "APIStatusError: Error code: 5", "ReadTimeout",
+                   "Timeout: Request timed out", "Error code: 429", "Error code: 500",
+                   "Error code: 502", "Error code: 503", "Error code: 504", "Error code: 529",
+                   # issue 39: no guided attempt of the anchor request succeeded
+                   "GuidedAnchorFailed")
 
 
 @dataclass(frozen=True)
@@ -63,6 +91,7 @@ class Observed:
     passed: bool
     reason: str
     api_calls: int
+    llm: dict[str, Any] = field(default_factory=dict)  # llm_usage.usage_summary (live only)
 
 
 class InfrastructureFault(RuntimeError):
@@ -130,8 +159,10 @@ class AttemptRunner:
         self.launcher = launcher or cold_launcher()
         self._tasks = task_index(benchmark)
         self._templates = config.templates()
-        self._judge = _judge(config)
+        self._judge = make_judge(config)
+        self._diagnosis = diagnose_kwargs(config, self._judge)  # the same in every phase
         self._signatures: dict[str, list[Signature]] = {}
+        self._labels = load_labels(config.labels_path) if config.labels_path else {}
         self._stderr = Path(os.devnull)  # the running attempt's stderr log
 
     # -- entry point -----------------------------------------------------------------------
@@ -148,9 +179,12 @@ class AttemptRunner:
             try:
                 with stderr_to(self.config.out / log) as self._stderr:
                     row.update(getattr(self, f"_{job.kind}")(job))
+            except StudyInterrupted:
+                raise  # the attempt was cut short: no row (resume runs it)
             except InfrastructureFault as exc:
                 row.update(status="error", error_kind="infrastructure", error=str(exc))
                 if tries <= self.config.infra_retries:
+                    time.sleep(self.config.infra_backoff * 2 ** (tries - 1))
                     self._recover()
                     continue
             except ProgramFailure as exc:
@@ -166,6 +200,7 @@ class AttemptRunner:
                            error=f"{type(exc).__name__}: {exc}",
                            traceback=traceback.format_exc(limit=6))
             break
+        raise_if_interrupted()  # a signal swallowed anywhere inside: still no row
         row["tries"] = tries
         row["timing"] = {"seconds": round(time.time() - started, 3), "started": started}
         return row
@@ -191,11 +226,13 @@ class AttemptRunner:
         row["case_seed"] = job.case["case_seed"]
         if observed.passed:
             return row
-        try:  # the reference arm's view of the source: its symptoms and anchor
+        try:  # the reference arm's view of the source (same judge, θ, trace-back)
             plan = plan_repair(symtrace.load_bundle(path), policy="suspicious",
-                               templates=self._templates)
+                               templates=self._templates, **self._diagnosis)
             row.update(categories=[c.value for c in plan.choice.categories],
                        target=plan.choice.target, anchor=plan.choice.anchor)
+            if self._judge is not None:
+                row["judge_verdicts"] = verdicts(plan.diagnosis)
         except NoEligibleAnchor:
             row.update(categories=[], target=None, anchor=None)
         return row
@@ -206,7 +243,7 @@ class AttemptRunner:
         if job.phase == "repair" or self.config.rq1_prompt == "unguided":
             task = self._tasks[job.task]
             spec = parse_task({**task.to_json(), "benchmark": self.benchmark.name,
-                               "split": task.to_json().get("site", "all")})
+                               "split": task_split(self.benchmark, task)})
             prompt = build_task_prompt(TASK_PROMPTS[job.arm], spec,
                                        previous_final_answer=job.case["answer"],
                                        templates=self._templates)
@@ -223,8 +260,10 @@ class AttemptRunner:
         live from there with no guidance, and ask whether the failure happens again."""
         source = self._source(job)
         bundle = symtrace.load_bundle(source)
-        anchor, target, chosen_by = rq1_anchor(job.case, bundle)
-        info = {"anchor": anchor, "target": target, "target_from": chosen_by}
+        anchor, target, chosen_by = rq1_anchor(job.case, bundle, self._labels.get(job.case_id))
+        cut = bundle.event(anchor).position
+        info = {"anchor": anchor, "target": target, "target_from": chosen_by,
+                "prefix_events": sum(1 for e in bundle.events if e.position < cut)}
         path = self.config.out / job.bundle
         outcome = self._selective(job, source, bundle, anchor, guidance=None, out=path)
         if outcome.diverged or outcome.child_bundle is None:  # replay failed to reproduce
@@ -232,7 +271,11 @@ class AttemptRunner:
                     "divergence": _divergence_text(outcome)}
         observed = self._observe(path, job)
         child = symtrace.load_bundle(path)
-        live = set((child.lineage or {}).get("live_events", []))
+        # the final result is the live suffix's product (the program ran on past the anchor),
+        # though lineage lists only boundary events as live: without it a source whose first
+        # symptom is its final result could never be reproduced by replay (a rerun could)
+        live = set((child.lineage or {}).get("live_events", [])) | {
+            e.id for e in child.events if e.type is EventType.FINAL_RESULT}
         return {**info, **_observed_row(observed, path), "diverged": False,
                 **self._reproduced(job, observed, child, live)}
 
@@ -242,14 +285,15 @@ class AttemptRunner:
         bundle = symtrace.load_bundle(source)
         try:
             plan = plan_repair(bundle, policy=job.arm, seed=job.seed,
-                               judge=self._judge if job.arm == "suspicious" else None,
-                               templates=self._templates)
+                               templates=self._templates, **self._diagnosis)
         except NoEligibleAnchor as exc:  # the method abstains: the case is not repaired
             return {"status": "failed", "intervened": False, "note": str(exc), "api_calls": 0,
                     "anchor": None, "target": None, "delta": None, "categories": []}
         choice = plan.choice
         info = {"intervened": True, "anchor": choice.anchor, "target": choice.target,
                 "delta": plan.guidance, "categories": [c.value for c in choice.categories]}
+        if self._judge is not None and job.arm == "suspicious":
+            info["judge_verdicts"] = verdicts(plan.diagnosis)
         path = self.config.out / job.bundle
         outcome = self._selective(job, source, bundle, choice.anchor, guidance=plan.guidance,
                                   out=path)
@@ -300,6 +344,9 @@ class AttemptRunner:
                                 placement=self.config.placement, out=out, quiet=True,
                                 force=True, command=argv or None,
                                 set_env=self._attempt_env(job.seed))
+        _check_signal((outcome.report_json or {}).get("signal")
+                      if (outcome.report_json or {}).get("status") == "interrupted" else None)
+        check_anchor_reached(outcome)
         self._check_exit(outcome.program_exit_code)
         return outcome
 
@@ -312,6 +359,8 @@ class AttemptRunner:
             outcome = record_command(path, self.launcher.wrap(mas.argv(job.task, prompt)),
                                      task=self._tasks[job.task].to_json(), seed=job.seed,
                                      force=True, quiet=True)
+        _check_signal(outcome.signal if outcome.status in ("interrupted", "terminated")
+                      else None)
         self._check_exit(outcome.exit_code)
         return self._observe(path, job)
 
@@ -325,6 +374,9 @@ class AttemptRunner:
         if any(marker in tail for marker in UNREACHABLE):
             raise InfrastructureFault(f"the MAS exited {code}: an endpoint was unreachable: "
                                       f"...{tail}")
+        if any(marker in tail for marker in PROVIDER_FAULTS):
+            raise InfrastructureFault(f"the MAS exited {code}: the LLM provider failed the "
+                                      f"request after the SDK's retries: ...{tail}")
         raise ProgramFailure("program_crash", f"the MAS exited {code}: ...{tail}")
 
     def _observe(self, path: Path, job: Job) -> Observed:
@@ -336,8 +388,8 @@ class AttemptRunner:
         task = self._tasks[job.task]
         verdict = self.benchmark.evaluate(task, answer, self._state())
         live = set((bundle.lineage or {}).get("live_events", [e.id for e in bundle.events]))
-        calls = sum(1 for e in bundle.events if e.is_llm and e.id in live)
-        return Observed(answer, verdict.passed, verdict.reason, calls)
+        llm = usage_summary(e for e in bundle.events if e.id in live)
+        return Observed(answer, verdict.passed, verdict.reason, llm["calls"], llm)
 
     def _reproduced(self, job: Job, observed: Observed, bundle: Any, live: set[str]
                     ) -> dict[str, Any]:
@@ -351,22 +403,53 @@ class AttemptRunner:
             return {"status": "reproduced" if same else "not_reproduced",
                     "equivalence": "reason (no source mechanism)", "match": None}
         match = None if observed.passed else find_match(
-            signatures, bundle, live, judge=self._judge)
+            signatures, bundle, live, **self._diagnosis)
         return {"status": "reproduced" if match else "not_reproduced",
-                "equivalence": "mechanism", "match": match.to_json() if match else None}
+                "equivalence": "mechanism (label)" if job.case_id in self._labels
+                else "mechanism", "match": match.to_json() if match else None,
+                "signature": [s.to_json() for s in signatures]}
 
     def _signature(self, job: Job) -> list[Signature]:
         key = job.case_id
         if key not in self._signatures:
             bundle = symtrace.load_bundle(self._source(job))
-            self._signatures[key] = source_signatures(bundle, judge=self._judge)
+            label = self._labels.get(key)
+            self._signatures[key] = ([label_signature(label, bundle)] if label else
+                                     source_signatures(bundle, **self._diagnosis))
         return self._signatures[key]
 
 
-def rq1_anchor(case: dict[str, Any], bundle: Any) -> tuple[str, str, str]:
-    """Where RQ1's replay goes live: the case's stored failure target (its anchor is the LLM
-    boundary of that target), or — when the diagnosis found none — the last agent decision,
-    the one that produced the failed final answer."""
+def check_anchor_reached(outcome: Any) -> None:
+    """Issue 39: a selective replay whose anchor request never reached the model (SYM-R109)
+    is an infrastructure fault, never a failed repair or a non-reproduction."""
+    if outcome.diverged and ANCHOR_FAILED in _divergence_text(outcome):
+        raise InfrastructureFault("no attempt of the anchor request reached the model: "
+                                  f"{_divergence_text(outcome)[:600]}")
+
+
+def _check_signal(name: str | None) -> None:
+    """symtrace's supervisor received SIGINT/SIGTERM while the attempt's program ran (it held
+    the handlers and forwarded the signal): the study stops, without a row for the attempt."""
+    signum = signal_of(name)
+    if signum is not None:
+        note(signum)
+        raise StudyInterrupted(signum)
+
+
+def rq1_anchor(case: dict[str, Any], bundle: Any, label: Any = None) -> tuple[str, str, str]:
+    """Where RQ1's replay goes live: a human label's target (labels.py), else the case's stored
+    failure target (its anchor is the LLM boundary of that target), or — when the diagnosis
+    found none — the last agent decision, the one that produced the failed final answer."""
+    if label is not None:
+        from symtrace.diagnosis.anchors import resolve_boundary
+        from symtrace.diagnosis.view import build_context
+
+        ctx = build_context(bundle)
+        boundary = resolve_boundary(ctx.by_id[label.target], ctx)
+        if boundary is None:
+            raise SystemError_("label", f"the labelled target {label.target} has no LLM "
+                               "boundary to go live at")
+        return boundary.event_id, label.target, "label"
     if case.get("anchor"):
         return case["anchor"], case.get("target") or case["anchor"], "diagnosis"
     plan = plan_repair(bundle, policy="last")
@@ -396,16 +479,10 @@ def equivalent(mode: str, case: dict[str, Any], observed: Observed) -> bool:
 def _observed_row(observed: Observed, path: Path) -> dict[str, Any]:
     bundle = symtrace.load_bundle(path)
     row = {"answer": observed.answer, "passed": observed.passed, "reason": observed.reason,
-           "api_calls": observed.api_calls, "bundle_digest": bundle.digest,
+           "api_calls": observed.api_calls, "llm": observed.llm, "bundle_digest": bundle.digest,
            "versions": bundle.config.get("versions", {})}
     row.setdefault("status", "passed" if observed.passed else "failed")
     return row
 
 
-def _judge(config: StudyConfig) -> Any:
-    if config.judge is None:
-        return None
-    from symtrace.diagnosis.judge import OpenAIJudge
-
-    key = os.environ.get(config.judge.api_key_env) if config.judge.api_key_env else None
-    return OpenAIJudge(config.judge.base_url, config.judge.model, api_key=key)
+_judge = make_judge  # the name older callers import

@@ -15,9 +15,12 @@ benchmark sits behind four pieces, loaded from the config's `benchmark` key:
 * **MAS commands** — `mas_commands()`: name → argv with `{task}` (config MAS names resolve
   here; a config may still give its own `{name, command}`).
 
-Optionally `stub_responder(seed, skill)` returns the stub LLM's responder for the `stub`
-backend (an object with `respond(body, call_index) -> Reply`); without it the stub backend
-is refused for that benchmark.
+Optionally `task_split(task) -> str` names the split a task belongs to (the task-level
+prompts show "Benchmark: NAME / SPLIT", App. E.1); without it a task's JSON `split` key is
+used, else "all". Optionally `stub_responder(seed, skill)` returns the stub LLM's responder
+for the `stub` backend (an object with `respond(body, call_index) -> Reply`, `Reply` and
+`ToolCall` from `symtrace.stub.reply`); without it the stub backend is refused for that
+benchmark.
 
 `benchmark` in the config is `"package.module:ATTRIBUTE"` (an object, or a class / factory
 called without arguments) or `{"entry_point": NAME}` (group `symtrace_study.benchmarks`).
@@ -138,3 +141,11 @@ def task_index(benchmark: Benchmark) -> dict[str, TaskInfo]:
             raise StudyConfigError(f"benchmark {benchmark.name}: two tasks share id {task.id!r}")
         out[task.id] = task
     return out
+
+
+def task_split(benchmark: Any, task: Any) -> str:
+    """The split *task* belongs to: the benchmark's `task_split`, the task's `split`, "all"."""
+    split = getattr(benchmark, "task_split", None)
+    if callable(split):
+        return str(split(task))
+    return str(task.to_json().get("split") or "all")

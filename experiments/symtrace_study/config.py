@@ -62,6 +62,10 @@ class BackendSpec:
     api_key_env: str = "OPENAI_API_KEY"
     model: str | None = None
     model_path: str | None = None  # local only (default: the packaged SmolLM2-135M)
+    # stub only, for tests of the accounting: the first try of every `every`-th distinct
+    # request is answered with these HTTP statuses in turn (the SDK retries it)
+    faults: tuple[int, ...] = ()
+    faults_every: int = 1
 
     @property
     def is_stub(self) -> bool:
@@ -97,6 +101,10 @@ class StudyConfig:
     placement: str = "user"
     max_error_rate: float = 0.1
     cases_path: Path | None = None  # reuse another study's frozen case set
+    infra_backoff: float = 2.0  # seconds before the first infrastructure retry, doubling
+    trace_back: bool = True  # anchor at the symptom's origin in G (not in Algorithm 4)
+    theta: float | None = None  # the eligibility threshold θ (None: ScoringConfig's)
+    labels_path: Path | None = None  # RQ1: human labels per case (labels.py)
     source: Path | None = field(default=None, compare=False)
 
     def templates(self) -> Templates:
@@ -108,19 +116,52 @@ class StudyConfig:
     def fingerprint(self) -> str:
         """What fixes the case set: the sources collected (benchmark, MAS, tasks, seeds,
         backend)."""
+        backend = asdict(self.backend)
+        if not self.backend.faults:  # older studies keep their fingerprint
+            backend.pop("faults")
+            backend.pop("faults_every")
         data = {"mas": [asdict(m) for m in self.mas], "tasks": self.tasks, "seeds": self.seeds,
-                "backend": asdict(self.backend)}
+                "backend": backend}
         if self.benchmark != DEFAULT_BENCHMARK:  # older studies keep their fingerprint
             data["benchmark"] = self.benchmark
         return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
 
+    def settings(self) -> dict[str, Any]:
+        """Every setting a row's outcome depends on beyond the case set (the fingerprint): a
+        resumed run must have the same (`Study.check_state`). Files count by their content."""
+        return {"equivalence": self.equivalence, "attempts": self.attempts,
+                "rq1.k": self.rq1_k, "rq1.rerun_prompt": self.rq1_prompt,
+                "judge": asdict(self.judge) if self.judge else None,
+                "templates": _digest(self.templates_path), "placement": self.placement,
+                "crashes": self.crashes, "diagnosis.trace_back": self.trace_back,
+                "diagnosis.theta": self.theta, "rq1.labels": _digest(self.labels_path),
+                "cases": _digest(self.cases_path)}
+
+    def scoring(self) -> Any:
+        """The diagnosis's ScoringConfig (θ from the config), the same for every phase."""
+        from dataclasses import replace
+
+        from symtrace.diagnosis.scoring import ScoringConfig
+
+        return ScoringConfig() if self.theta is None else replace(ScoringConfig(),
+                                                                    theta=self.theta)
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["out"] = str(self.out)
-        data["templates_path"] = str(self.templates_path) if self.templates_path else None
-        data["cases_path"] = str(self.cases_path) if self.cases_path else None
+        for key in ("templates_path", "cases_path", "labels_path"):
+            data[key] = str(data[key]) if data[key] else None
         data.pop("source")
         return data
+
+
+def _digest(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    except OSError:
+        return f"unreadable:{path}"
 
 
 def load_config(path: str | os.PathLike[str], *, out: Path | None = None) -> StudyConfig:
@@ -145,7 +186,8 @@ def parse_config(raw: dict[str, Any], *, base: Path = Path("."), out: Path | Non
                  source: Path | None = None) -> StudyConfig:
     known = {"name", "out", "backend", "mas", "tasks", "seeds", "methods", "reference",
              "attempts", "rq1", "judge", "templates", "placement", "max_error_rate", "cases",
-             "benchmark", "crashes", "infra_retries", "_comment"}
+             "benchmark", "crashes", "infra_retries", "infra_backoff", "diagnosis",
+             "_comment"}
     unknown = sorted(set(raw) - known)
     if unknown:
         raise StudyConfigError(f"unknown config keys {unknown}; known: {sorted(known)}")
@@ -162,6 +204,28 @@ def parse_config(raw: dict[str, Any], *, base: Path = Path("."), out: Path | Non
         rq1 = {"k": 0}
     if not isinstance(rq1, dict):
         raise StudyConfigError("rq1 must be an object {k, equivalence} or false")
+    unknown_rq1 = sorted(set(rq1) - {"k", "equivalence", "rerun_prompt", "labels"})
+    if unknown_rq1:
+        raise StudyConfigError(f"unknown rq1 keys {unknown_rq1}; known: k, equivalence, "
+                               "rerun_prompt, labels")
+    labels_path = (base / rq1["labels"]) if rq1.get("labels") else None
+    if labels_path is not None and not labels_path.is_file():
+        raise StudyConfigError(f"rq1.labels: no labels file at {labels_path}")
+    if labels_path is not None:
+        from symtrace_study.labels import load_labels
+
+        load_labels(labels_path)  # a malformed label is refused before anything runs
+    diagnosis = raw.get("diagnosis", {})
+    if not isinstance(diagnosis, dict) or set(diagnosis) - {"trace_back", "theta"}:
+        raise StudyConfigError("diagnosis must be an object with trace_back (bool) and/or "
+                               f"theta (number in [0, 1]), got {diagnosis!r}")
+    trace_back = diagnosis.get("trace_back", True)
+    if not isinstance(trace_back, bool):
+        raise StudyConfigError(f"diagnosis.trace_back must be true or false, got {trace_back!r}")
+    theta = diagnosis.get("theta")
+    if theta is not None and (isinstance(theta, bool) or not isinstance(theta, int | float)
+                              or not 0 <= theta <= 1):
+        raise StudyConfigError(f"diagnosis.theta must be within [0, 1], got {theta!r}")
     equivalence = rq1.get("equivalence", "mechanism")
     if equivalence not in EQUIVALENCES:
         raise StudyConfigError(f"unknown rq1.equivalence {equivalence!r}; known: "
@@ -198,6 +262,10 @@ def parse_config(raw: dict[str, Any], *, base: Path = Path("."), out: Path | Non
         placement=str(raw.get("placement", "user")),
         max_error_rate=_rate(raw.get("max_error_rate", 0.1)),
         cases_path=cases_path,
+        infra_backoff=_seconds(raw.get("infra_backoff", 2.0), "infra_backoff"),
+        trace_back=trace_back,
+        theta=None if theta is None else float(theta),
+        labels_path=labels_path,
         source=source,
     )
     if config.backend.is_stub and not callable(getattr(benchmark, "stub_responder", None)):
@@ -227,6 +295,12 @@ def _choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
+def _seconds(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise StudyConfigError(f"{name} must be a number of seconds >= 0, got {value!r}")
+    return float(value)
+
+
 def _rate(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
         raise StudyConfigError(f"max_error_rate must be within [0, 1], got {value!r}")
@@ -239,10 +313,20 @@ def _backend(raw: Any) -> BackendSpec:
     if not isinstance(raw, dict) or raw.get("kind") not in BACKENDS:
         kind = raw.get("kind") if isinstance(raw, dict) else raw
         raise StudyConfigError(f"unknown backend {kind!r}; known: {', '.join(BACKENDS)}")
-    allowed = {"kind", "seed", "skill", "base_url", "api_key_env", "model", "model_path"}
+    allowed = {"kind", "seed", "skill", "base_url", "api_key_env", "model", "model_path",
+               "faults", "faults_every"}
     if set(raw) - allowed:
         raise StudyConfigError(f"unknown backend keys {sorted(set(raw) - allowed)}")
-    spec = BackendSpec(**raw)
+    faults = raw.get("faults", [])
+    if not isinstance(faults, list) or not all(
+            isinstance(s, int) and not isinstance(s, bool) and 400 <= s <= 599 for s in faults):
+        raise StudyConfigError(f"backend.faults must be a list of HTTP error statuses, got "
+                               f"{faults!r}")
+    if faults and raw.get("kind") != "stub":
+        raise StudyConfigError("backend.faults is a test knob of the stub backend only")
+    spec = BackendSpec(**{**raw, "faults": tuple(faults),
+                          "faults_every": _int(raw.get("faults_every", 1), "backend.faults_every",
+                                               low=1)})
     if spec.kind == "openai" and not spec.base_url:
         raise StudyConfigError("the openai backend needs base_url")
     if not 0 <= spec.skill <= 1:

@@ -13,7 +13,9 @@ import os
 import threading
 from typing import Any, Protocol
 
-from symtrace.stub.reply import Reply
+import orjson
+
+from symtrace.stub.reply import Reply, error_reply
 from symtrace_study.config import BackendSpec
 from symtrace_study.errors import BackendUnavailable, StudyConfigError
 
@@ -49,11 +51,49 @@ class _SeededPolicy:
         return policy.respond(body, call_index)
 
 
+class _FaultyProvider:
+    """Test knob (`backend.faults`): a provider that fails the first try of every
+    `every`-th distinct request with the next status of *statuses* (429, 503, ...) and answers
+    its retry normally, as a rate-limited or overloaded provider does. The policy's reply is a
+    pure function of the request, so an SDK that retries gets what a healthy endpoint gives."""
+
+    mode = "policy"
+
+    def __init__(self, inner: _SeededPolicy, statuses: tuple[int, ...], every: int) -> None:
+        self._inner = inner
+        self._statuses = statuses
+        self._every = every
+        self._lock = threading.Lock()
+        self._seen: set[bytes] = set()
+        self._distinct = 0
+
+    def use(self, seed: int) -> None:
+        with self._lock:  # a new attempt: its requests are new to the provider
+            self._seen.clear()
+            self._distinct = 0
+        self._inner.use(seed)
+
+    def respond(self, body: dict[str, Any], call_index: int) -> Reply:
+        key = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
+        with self._lock:
+            fresh = key not in self._seen
+            self._seen.add(key)
+            if fresh:
+                self._distinct += 1
+            fail = fresh and self._distinct % self._every == 0
+            status = self._statuses[(self._distinct // self._every) % len(self._statuses)]
+        if fail:
+            return error_reply(status, f"stub provider fault {status} (backend.faults)")
+        return self._inner.respond(body, call_index)
+
+
 class StubEndpoint:
     def __init__(self, spec: BackendSpec, benchmark: Any) -> None:
         from symtrace.stub.server import StubLLM
 
-        self._policy = _SeededPolicy(benchmark, spec.skill)
+        policy = _SeededPolicy(benchmark, spec.skill)
+        self._policy: _SeededPolicy | _FaultyProvider = (
+            _FaultyProvider(policy, spec.faults, spec.faults_every) if spec.faults else policy)
         self._offset = spec.seed
         # the MAS's default model name unless one is configured: Magentic-One's client
         # refuses model names it has no model_info for

@@ -31,3 +31,37 @@ class TooManyErrors(StudyError):
     """More attempts ended in system errors than the config's `max_error_rate` allows."""
 
     exit_code = 3
+
+
+class StudyConfigChanged(StudyStateError):
+    """`--resume` with a setting that changes results (equivalence, attempts, judge, templates,
+    k, trace_back, theta, ...): the stored rows were produced under the old value, so they would
+    be relabelled. Refused; the message names every changed key. Start a new output directory."""
+
+    def __init__(self, changed: dict[str, tuple[object, object]], out: object) -> None:
+        self.changed = changed
+        lines = "; ".join(f"{key}: {old!r} -> {new!r}" for key, (old, new) in changed.items())
+        super().__init__(
+            f"{out} was run with other result-affecting settings ({lines}); its rows would be "
+            "reported under the new ones. Use another output directory (--out) for the new "
+            f"settings, or restore them to resume. Changed: {', '.join(changed)}")
+
+
+class JudgeUnavailable(StudyError):
+    """The configured judge does not answer a pre-flight request: refused before any attempt
+    (otherwise every judged attempt would end in a system error)."""
+
+    exit_code = EXIT_ADAPTER
+
+
+class StudyInterrupted(StudyError):
+    """SIGINT/SIGTERM stopped the run: attempts in flight are discarded (never rows); `--resume`
+    runs them. Exits 128 + the signal number (130 / 143), like a shell."""
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        self.signum = signum
+        self.exit_code = 128 + signum
+        super().__init__(f"interrupted by {signal.Signals(signum).name}: the attempts in flight "
+                         "were discarded; run again with --resume to finish the study")

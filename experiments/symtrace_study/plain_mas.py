@@ -60,7 +60,7 @@ def solve(run: Run) -> str:
 
     tools = {fn.__name__: symtrace.tool(fn) for fn in TOOLS}
     schemas = [tool_schema(fn) for fn in TOOLS]
-    client = OpenAI(max_retries=0)
+    client = OpenAI()  # the SDK's own retries of 429/5xx/timeouts stay on, as users' do
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "You are the assistant. " + ANSWER_INSTRUCTION},
         {"role": "user", "content": run.prompt},

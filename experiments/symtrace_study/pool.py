@@ -27,6 +27,9 @@ class Executor(Protocol):
 
     def close(self) -> None: ...
 
+    def abort(self) -> None:
+        """After SIGINT/SIGTERM: stop now; attempts in flight are dropped (never rows)."""
+
 
 class InProcess:
     def __init__(self, config: StudyConfig, warm: bool = False) -> None:
@@ -39,6 +42,9 @@ class InProcess:
     def close(self) -> None:
         self._worker.close()
 
+    def abort(self) -> None:
+        self._worker.close()
+
 
 _WORKER: Worker | None = None
 
@@ -47,6 +53,9 @@ def _init(config: StudyConfig, warm: bool) -> None:
     global _WORKER
     from multiprocessing import util
 
+    from symtrace_study.interrupt import install
+
+    install()  # a signal ends the worker's attempt without a row, as in the parent
     _WORKER = Worker(config, warm=warm)
     # pool processes end with os._exit (no atexit); a Finalize with a priority still runs
     util.Finalize(_WORKER, _WORKER.close, exitpriority=10)
@@ -69,6 +78,10 @@ class LocalPool:
 
     def close(self) -> None:
         self._pool.close()  # workers exit and run their Finalize cleanup
+        self._pool.join()
+
+    def abort(self) -> None:
+        self._pool.terminate()  # SIGTERM to the workers: each stops its attempt, no rows
         self._pool.join()
 
 
@@ -97,6 +110,12 @@ class RayPool:
 
     def close(self) -> None:
         self._ray.get([a.close.remote() for a in self._actors])
+        for a in self._actors:
+            self._ray.kill(a)
+        if self._started:
+            self._ray.shutdown()
+
+    def abort(self) -> None:
         for a in self._actors:
             self._ray.kill(a)
         if self._started:

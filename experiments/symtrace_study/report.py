@@ -21,8 +21,8 @@ from symtrace_study.markdown_html import render_markdown
 from symtrace_study.results import ResultLog, write_json
 
 STUB_BANNER = ("stub backend: numbers say nothing about methods. The replies come from a "
-               "simulated policy whose mistake and repair rates are parameters "
-               "(symtrace_suite.policy); the study checks the pipeline and the statistics.")
+               "simulated policy whose mistake and repair rates are parameters (the "
+               "benchmark's stub_responder); the study checks the pipeline and the statistics.")
 MIN_N_FOR_CI = 10  # below this a bootstrap interval is printed as "n too small"
 MARK = "<!-- chart:{family}:{kind} -->"
 
@@ -109,10 +109,25 @@ def configuration(summary: dict[str, Any], info: dict[str, Any],
     rq1 = config.get("rq1_k", 0)
     equivalence = config.get("equivalence", "verdict")
     eq_text = {"mechanism": "mechanism-level (App. D.1: same C-category, same detector "
-                            "rule, corresponding role, grounded live evidence)",
+                            "rule, same role, and the source's case-specific evidence — the "
+                            "failing call, claimed output, URL or fault, in canonical form — "
+                            "found in the attempt's own live events)",
                "verdict": "verdict only (the evaluator rejects the attempt again)",
                "answer": "same final answer", "reason": "same evaluator reason"}[equivalence]
     runs = info["runs"]
+    rerun_prompt = ("the unguided-rerun template (App. E.1)"
+                    if config.get("rq1_prompt", "unguided") == "unguided" else
+                    "the original task prompt")
+    extra = summary.get("extra") or {}
+    settings = extra.get("rq1_settings") or {}
+    served = ", ".join(f"`{m}`" for m in settings.get("models_served", [])) or "–"
+    sampling = "; ".join(", ".join(f"{k}={v}" for k, v in sorted(p.items())) or "defaults"
+                         for p in settings.get("sampling", [])) or "–"
+    rq1_model = f"{served} / {sampling}"
+    labels = extra.get("labels") or {}
+    labels_text = (f"human labels from `{labels['path']}` for {len(labels['cases'])} case(s); "
+                   "the automatic diagnosis for the rest" if labels.get("path")
+                   else "the automatic diagnosis (no labels file)")
     mas = ", ".join(f"`{m['name']}`" for m in config["mas"])
     rq1_text = (f"k = {rq1} replays to the failure target and k live reruns" if rq1
                 else "off")
@@ -129,7 +144,13 @@ def configuration(summary: dict[str, Any], info: dict[str, Any],
              f"| reference arm | `{config['reference']}` |",
              f"| task-arm budget | {config['attempts']} attempt(s); node arms: 1 intervention |",
              f"| RQ1 | {rq1_text} |",
+             f"| RQ1 rerun prompt | {rerun_prompt} |",
+             f"| RQ1 live model / sampling | {rq1_model} |",
              f"| reproduction test | {eq_text} |",
+             f"| RQ1 targets and mechanisms | {labels_text} |",
+             f"| diagnosis | trace-back {'on' if config.get('trace_back', True) else 'off'}, "
+             f"θ = {config.get('theta') if config.get('theta') is not None else 'default'}; "
+             "the same for collection, RQ1 and the arms |",
              f"| judge | {judge_text} |",
              f"| templates | {templates} |",
              f"| Δ placement | `{config.get('placement', 'user')}` |",
@@ -174,6 +195,7 @@ def markdown(summary: dict[str, Any], info: dict[str, Any] | None = None,
     lines.append("")
     for family, data in summary["families"].items():
         lines += family_markdown(family, data, summary)
+    lines += extra_markdown(summary)
     lines += cases_markdown(summary)
     if summary["excluded"]:
         lines += ["## Excluded sources (the source run already passes)", ""]
@@ -235,7 +257,10 @@ def rq1_markdown(family: str, data: dict[str, Any], summary: dict[str, Any]) -> 
              "the task from scratch (unguided). An attempt counts as reproducing the failure "
              + ("when the evaluator rejects it **and** its own diagnosis shows the source's "
                 "mechanism in the live part: same C-category, same detector rule, same role "
-                "(node type and agent), evidence quoted from the attempt itself (App. D.1)."
+                "(node type and agent), and the source's case-specific evidence — the failing "
+                "call, claimed output, URL or fault, in canonical form — found in the "
+                "attempt's own live events (App. D.1; with a labels file, the label's "
+                "category, agent and evidence)."
                 if equivalence == "mechanism" else f"under the `{equivalence}` test.")
              + " rep_k is the share of k-subsets of a case's attempts in which every attempt "
              "reproduces (eq. 2).", "",
@@ -349,6 +374,82 @@ def html_report(summary: dict[str, Any], md: str) -> str:
             f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n")
 
 
+def extra_sections(outdir: Path, study: dict[str, Any], frozen: dict[str, Any],
+                   rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """pass@k, RQ1 by prefix length and RQ1's model settings per family; the detectors'
+    flag rates on the passing sources; the labels used (analysis_extra.py)."""
+    from symtrace_study import analysis_extra as extra
+
+    config = study["config"]
+    methods, attempts = list(config["methods"]), int(config["attempts"])
+    out: dict[str, Any] = {"families": {}}
+    for family in [*sorted({c["mas"] for c in frozen["cases"]}), ALL]:
+        cases = [c for c in frozen["cases"] if family in (ALL, c["mas"])]
+        ids = {c["case"] for c in cases}
+        mine = [r for r in rows if r["case"] in ids]
+        out["families"][family] = {"pass_at": extra.pass_at_k(cases, mine, methods, attempts),
+                                   "prefix": extra.rq1_by_prefix(cases, mine)}
+    out["rq1_settings"] = extra.rq1_settings(rows)
+    collect = outdir / "collect.jsonl"
+    sources = list(ResultLog(collect).load().values()) if collect.exists() else []
+    trace_back = config.get("trace_back", True)
+    out["flag_rates"] = extra.detector_flag_rates(outdir, sources, {"trace_back": trace_back})
+    labelled = sorted({r["case"] for r in rows if r.get("target_from") == "label"})
+    out["labels"] = {"path": config.get("labels_path"), "cases": labelled}
+    return out
+
+
+def _section(title: str, intro: str, header: list[str]) -> list[str]:
+    return [f"## {title}", "", intro, "", "| " + " | ".join(header) + " |",
+            "|" + "---|" * len(header)]
+
+
+def extra_markdown(summary: dict[str, Any]) -> list[str]:
+    extra = summary.get("extra")
+    if not extra:
+        return []
+    lines: list[str] = []
+    task_arms = [m for m in summary["methods"] if m in ("rerun", "self_reflection", "critic")]
+    if task_arms:
+        ks = [str(k) for k in range(1, summary["attempts"] + 1)]
+        lines += _section("Task arms: pass@k",
+                          "A case passes at k when one of its first k attempts passed (App. E, "
+                          "eq. 16–17); cases with a system error in those attempts have no "
+                          "outcome.", ["MAS", "arm", *(f"pass@{k}" for k in ks)])
+        for family, data in extra["families"].items():
+            for arm in task_arms:
+                cells = [f"{t['passed']}/{t['n']} ({_pct(t['rate'])})"
+                         for t in (data["pass_at"][arm][k] for k in ks)]
+                lines.append(f"| {family} | `{arm}` | " + " | ".join(cells) + " |")
+        lines.append("")
+    pooled = extra["families"].get(ALL, {}).get("prefix")
+    if pooled:
+        lines += _section("RQ1 by prefix length (App. D.3)",
+                          "Prefix = the source events served from the bundle before the replay "
+                          "goes live; rep_1 = reproducing attempts / attempts.",
+                          ["prefix events", "cases", "replay rep_1", "rerun rep_1"])
+        for bucket, data in pooled.items():
+            cells = [f"{data[a][0]}/{data[a][1]} ({_pct(data[a][0] / data[a][1])})"
+                     if data[a][1] else "–" for a in ("replay", "rerun")]
+            lines.append(f"| {bucket} | {data['cases']} | {cells[0]} | {cells[1]} |")
+        lines.append("")
+    rates = extra.get("flag_rates") or {}
+    if rates:
+        lines += _section("Detector flag rates on passing sources",
+                          "Sources the evaluator accepted on which a detector fires (rules only, "
+                          "no judge): a high rate means a detector tuned to the wrong thing.",
+                          ["MAS", "passing sources", "flagged", "by rule"])
+        for family, data in rates.items():
+            rules = ", ".join(f"`{r}` {n}" for r, n in data["rules"].items()) or "–"
+            share = _pct(data["flagged"] / data["sources"]) if data["sources"] else "–"
+            unreadable = (f" ({data['unreadable']} bundle(s) unreadable)"
+                          if data.get("unreadable") else "")
+            lines.append(f"| {family} | {data['sources']}{unreadable} | {data['flagged']} "
+                         f"({share}) | {rules} |")
+        lines.append("")
+    return lines
+
+
 def write_report(outdir: Path) -> list[Path]:
     study, frozen, rows = load_study(outdir)
     summary = summarise(study, frozen, rows)
@@ -361,6 +462,7 @@ def write_report(outdir: Path) -> list[Path]:
         disclose = getattr(bench, "stub_disclosure", None)
         disclosure = disclose() if callable(disclose) else [
             f"{bench.name} gives no account of its stub policy: read its stub_responder."]
+    summary["extra"] = extra_sections(outdir, study, frozen, rows)
     md = markdown(summary, info, _versions(rows), disclosure)
     summary["run"] = info
     write_json(outdir / "summary.json", summary)

@@ -2,7 +2,8 @@
 
 Output directory layout (all paths in rows are relative to it):
 
-    study.json      the config the results belong to (a resumed run must match it)
+    study.json      the config the results belong to (a resumed run must match it: the case
+                    set's fingerprint, the methods and every result-affecting setting)
     collect.jsonl   one row per source run (MAS × task × seed)
     cases.json      the frozen case set: failures kept, passing sources excluded, errors
     results.jsonl   one row per attempt (RQ1 replays/reruns, node arms, task-arm attempts)
@@ -15,6 +16,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -23,8 +25,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from symtrace_study import jobs as plan
 from symtrace_study.config import StudyConfig
-from symtrace_study.errors import StudyStateError, TooManyErrors
+from symtrace_study.errors import (
+    StudyConfigChanged,
+    StudyConfigError,
+    StudyInterrupted,
+    StudyStateError,
+    TooManyErrors,
+)
+from symtrace_study.interrupt import received
 from symtrace_study.jobs import Job, Key
+from symtrace_study.judging import preflight
 from symtrace_study.pool import Executor, open_executor
 from symtrace_study.results import ResultLog, write_json
 
@@ -62,41 +72,60 @@ class Study:
             raise StudyStateError(
                 f"{self.out} holds a study with another config (MAS, tasks, seeds, backend or "
                 "methods differ); choose another output directory")
+        changed = changed_settings(previous, self.config.settings())
+        if changed:
+            raise StudyConfigChanged(changed, self.out)
 
     def write_study(self) -> None:
         self.out.mkdir(parents=True, exist_ok=True)
         write_json(self.out / "study.json", {
             "fingerprint": self.config.fingerprint(), "methods": list(self.config.methods),
-            "config": self.config.to_json()})
+            "settings": self.config.settings(), "config": self.config.to_json()})
 
     # -- phases ----------------------------------------------------------------------------
 
     def run(self, *, workers: int = 1, backend: str = "local", resume: bool = False
             ) -> dict[str, Any]:
         self.check_state(resume=resume)
+        preflight(self.config)  # an unreachable judge: a typed error before any attempt
         executor = open_executor(self.config, workers, backend)  # a missing extra: no output
         started = time.time()
+        interrupted: StudyInterrupted | None = None
         try:
             self.write_study()
             cases = self._collect(executor)
-            rows = self.results.load()
+            self._check_labels(cases)
+            # a system error is no observation: every run retries it (its cause may be fixed)
+            rows = {k: r for k, r in self.results.load().items() if r["status"] != "error"}
             self._execute(executor, plan.first_round(self.config, cases["cases"]), rows,
                           "RQ1 + arms")
             for attempt in range(2, self.config.attempts + 1):
                 jobs = plan.next_round(self.config, cases["cases"], attempt, rows)
                 self._execute(executor, jobs, rows, f"task arms, attempt {attempt}")
+        except StudyInterrupted as exc:
+            interrupted = exc
+            raise
         finally:
-            executor.close()
+            if interrupted is not None or received() is not None:
+                executor.abort()  # attempts in flight are dropped, never rows
+            else:
+                executor.close()
             if (self.out / "study.json").exists():  # one line per invocation (resumes too)
-                ResultLog(self.out / "runs.jsonl").append(
-                    {"started": round(started, 3), "finished": round(time.time(), 3),
-                     "workers": workers, "backend": backend})
+                line = {"started": round(started, 3), "finished": round(time.time(), 3),
+                        "workers": workers, "backend": backend}
+                if interrupted is not None:
+                    line["interrupted"] = interrupted.signum
+                ResultLog(self.out / "runs.jsonl").append(line)
         return self._check_errors(cases, rows)
 
     def _collect(self, executor: Executor) -> dict[str, Any]:
         frozen = self.out / "cases.json"
         if frozen.exists():  # collect once, then reuse
-            return orjson.loads(frozen.read_bytes())
+            cases = orjson.loads(frozen.read_bytes())
+            if not cases["errors"] or self.config.cases_path is not None:
+                return cases
+            # sources that ended in a system error are collected again, then frozen anew
+            # (the cases already frozen keep their rows: their collect rows are unchanged)
         if self.config.cases_path is not None:  # another study's frozen case set
             cases = orjson.loads(self.config.cases_path.read_bytes())
             home = self.config.cases_path.resolve().parent
@@ -108,11 +137,30 @@ class Study:
                 case["bundle"] = str(home / case["bundle"])
             write_json(frozen, cases)
             return cases
-        rows = self.collect_log.load()
+        rows = {k: r for k, r in self.collect_log.load().items() if r["status"] != "error"}
         self._execute(executor, plan.collect_jobs(self.config), rows, "collect", self.collect_log)
         cases = freeze(rows.values())
         write_json(frozen, cases)
         return cases
+
+    def _check_labels(self, cases: dict[str, Any]) -> None:
+        """Every label names a collected case and an event of its source bundle."""
+        if self.config.labels_path is None:
+            return
+        import symtrace
+        from symtrace_study.labels import check_against, load_labels
+
+        known = {c["case"]: c for c in cases["cases"]}
+        others = {c["case"] for c in [*cases["excluded"], *cases["errors"]]}
+        for case_id, label in load_labels(self.config.labels_path).items():
+            if case_id in others:
+                continue  # a passing (excluded) source: nothing to reproduce
+            if case_id not in known:
+                raise StudyConfigError(f"rq1.labels: {case_id!r} is not a case of this study "
+                                       f"(cases look like {next(iter(known), 'mas/task/s0')!r})")
+            bundle = Path(known[case_id]["bundle"])
+            check_against(label, symtrace.load_bundle(
+                bundle if bundle.is_absolute() else self.out / bundle))
 
     def _execute(self, executor: Executor, jobs: Sequence[Job], rows: dict[Key, dict[str, Any]],
                  label: str, log: ResultLog | None = None) -> None:
@@ -127,6 +175,8 @@ class Study:
                                     errors=0)
             errors = 0
             for row in executor.map(todo):
+                if received() is not None:  # a signal arrived: this row may be its victim
+                    raise StudyInterrupted(received() or 0)
                 log.append(row)  # row by row: a crash loses at most the running attempts
                 rows[(row["phase"], row["case"], row["arm"], row["attempt"])] = row
                 errors += row["status"] == "error"
@@ -152,6 +202,25 @@ class Study:
                 f"max_error_rate={self.config.max_error_rate}: the results are not usable "
                 f"(rows kept in {self.out / 'results.jsonl'})")
         return summary
+
+
+def changed_settings(previous: dict[str, Any], now: dict[str, Any]
+                     ) -> dict[str, tuple[Any, Any]]:
+    """The result-affecting settings that differ from a stored study's. A study written
+    before settings were stored is compared on what its config records."""
+    stored = previous.get("settings")
+    if stored is None:
+        config = previous.get("config") or {}
+        legacy = {"equivalence": "equivalence", "attempts": "attempts", "rq1.k": "rq1_k",
+                  "rq1.rerun_prompt": "rq1_prompt", "judge": "judge", "placement": "placement",
+                  "crashes": "crashes"}
+        stored = {key: config[name] for key, name in legacy.items() if name in config}
+        if config.get("templates_path") is None and "templates" in now:
+            stored["templates"] = None
+    return {key: (stored[key], now.get(key)) for key in sorted(stored)
+            if key in now and stored[key] != now[key]} | {
+        key: (None, now[key]) for key in sorted(set(now) - set(stored))
+        if previous.get("settings") is not None and now[key] is not None}
 
 
 def freeze(collect_rows: Any) -> dict[str, Any]:

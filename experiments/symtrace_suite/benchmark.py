@@ -101,6 +101,9 @@ class SuiteBenchmark:
         return {name: ("python", "-m", module, "--task", "{task}")
                 for name, module in MAS_MODULES.items()}
 
+    def task_split(self, task: Task) -> str:
+        return task.site  # the suite's sites (shop, wiki, route, multi) are its splits
+
     def stub_responder(self, seed: int, skill: float) -> Any:
         from symtrace_suite.policy import SuitePolicy
 

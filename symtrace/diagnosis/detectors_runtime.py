@@ -17,7 +17,7 @@ from symtrace.diagnosis.detectors import (
 )
 from symtrace.diagnosis.message_text import render
 from symtrace.diagnosis.symptoms import Evidence, Scope, excerpt
-from symtrace.diagnosis.view import NodeView, TraceContext
+from symtrace.diagnosis.view import PROVIDER_RETRY, NodeView, TraceContext
 from symtrace.model.events import EventType
 
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.\-]*://[^/\s]", re.IGNORECASE)
@@ -26,8 +26,9 @@ _SCHEME = re.compile(r"^[a-z][a-z0-9+.\-]*://[^/\s]", re.IGNORECASE)
 
 
 def error_recorded(view: NodeView, ctx: TraceContext) -> list[Evidence]:
-    """C3: the node records an error, a timeout, a failed tool result or a failed LLM call."""
-    if view.error is None:
+    """C3: the node records an error, a timeout, a failed tool result or a failed LLM call
+    (not a provider refusal the SDK retried with success: that is infrastructure)."""
+    if view.error is None or view.reason == PROVIDER_RETRY:
         return []
     what = {
         EventType.TOOL_RESULT: f"tool {view.calls[0].name if view.calls else '?'} failed",

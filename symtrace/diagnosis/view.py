@@ -8,6 +8,9 @@ the rules use to look at τ<v. Building views is pure: same bundle, same views.
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import json
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -32,8 +35,16 @@ from symtrace.model.events import EdgeKind, Event, EventType
 
 # Tool-result statuses that mean failure (paper eq. 39, ℰ_f).
 FAILED_STATUSES = frozenset({"failed", "failure", "error", "timeout", "timed_out"})
+# The reason given to an LLM exchange the provider refused (429/5xx) and the SDK retried with
+# success in the same lane: infrastructure, never an agent decision or a symptom.
+PROVIDER_RETRY = "provider_retry"
 _FINAL = re.compile(r"(?i)\bfinal[ _]answer\b\s*[:：]?")
 _TERMINATE = re.compile(r"(?m)^\s*TERMINATE\s*$")
+# How frameworks hand a raising tool's failure to the model as the tool's result: AG2 and
+# AgentChat `Error: <exception>`, CrewAI's tool_usage_exception sentence.
+_FRAMEWORK_TOOL_ERROR = re.compile(
+    r"^\s*(?:Error:|I encountered an error while trying to use the tool\. This was the "
+    r"error:)\s*(?P<detail>.*)", re.S)
 _REACT = re.compile(r"(?m)^Action:\s*(?P<name>[\w.\-]+)\s*\nAction Input:\s*(?P<input>.+)$")
 
 
@@ -147,7 +158,7 @@ class TraceContext:
         prefix = self.before(view)
         unresolved = []
         for i, failed in enumerate(prefix):
-            if failed.error is None or failed.type not in (
+            if failed.error is None or failed.reason == PROVIDER_RETRY or failed.type not in (
                 EventType.TOOL_RESULT,
                 EventType.AGENT_ACTION,
             ):
@@ -175,7 +186,20 @@ def build_context(bundle: Bundle) -> TraceContext:
     for index, event in enumerate(bundle.events):
         views.append(node_view(event, index, bundle))
     replayable = bool(bundle.manifest.get("replayable", True))
-    return TraceContext(parse_task(bundle.task), tuple(views), replayable)
+    return TraceContext(parse_task(bundle.task), tuple(_retried_provider_errors(views)),
+                        replayable)
+
+
+def _retried_provider_errors(views: list[NodeView]) -> list[NodeView]:
+    """An LLM exchange the provider failed (HTTP >= 400: a 429, a 5xx) that a later exchange
+    of the same lane answered is an SDK retry, not an agent turn: it becomes control."""
+    out = list(views)
+    for i, view in enumerate(views):
+        if (view.type is EventType.AGENT_ACTION and view.http_status is not None
+                and view.http_status >= 400 and view.reason is None
+                and any(_resolves(later, view) for later in views[i + 1:])):
+            out[i] = dataclasses.replace(view, reason=PROVIDER_RETRY)
+    return out
 
 
 def node_view(event: Event, index: int, bundle: Bundle) -> NodeView:
@@ -248,11 +272,20 @@ def _agent_action(event: Event) -> dict[str, Any]:
     out["text"] = text
     out["calls"] = tuple(calls)
     out["action"] = None if react else find_action(text)
-    final = _FINAL.search(text) or _TERMINATE.search(text)
+    final = _last_final(text) or _TERMINATE.search(text)
     if final and not is_control(event.reason):  # a bare TERMINATE turn claims nothing
         out["final_style"] = True
         out["output"] = _final_payload(text, final)
     return out
+
+
+def _last_final(text: str) -> re.Match[str] | None:
+    """The marker the answer follows: the last `FINAL ANSWER:` with a colon (CrewAI's ReAct
+    turn says "I now know the final answer" before its `Final Answer:` line), else the last
+    bare mention."""
+    marks = list(_FINAL.finditer(text))
+    with_colon = [m for m in marks if m.group(0).rstrip().endswith((":", "："))]
+    return (with_colon or marks or [None])[-1]
 
 
 def _offered(body: dict[str, Any]) -> tuple[str, ...]:
@@ -285,6 +318,10 @@ def _tool_result(event: Event, bundle: Bundle) -> dict[str, Any]:
     value = response.get("value")
     out["result"] = value
     out["text"] = render(value)
+    value = structured_text(value)  # AG2 hands tool returns to the model as str(dict)
+    wrapped = _FRAMEWORK_TOOL_ERROR.match(value) if isinstance(value, str) else None
+    if wrapped:  # the framework's own report of a tool that raised (AG2, AgentChat, CrewAI)
+        out["error"] = ErrorInfo("error", wrapped.group("detail").strip())
     if isinstance(value, dict):
         code = next(
             (value[k] for k in ("http_status", "status_code", "status") if is_int(value.get(k))),
@@ -343,12 +380,45 @@ def _first_message(body: object) -> dict[str, Any]:
 
 
 def _final_payload(text: str, match: re.Match[str]) -> JSONValue:
+    """The answer after a FINAL ANSWER marker: a JSON value that starts there is read whole
+    (whatever follows it: `\nTERMINATE`, a blank line, prose, a code fence's end), else the
+    text up to a blank line or a TERMINATE line; a bare TERMINATE turn's text without it."""
     if match.re is _TERMINATE:
         payload = _TERMINATE.sub("", text).strip()
     else:
-        rest = text[match.end() :].strip()
-        payload = re.split(r"\n\s*\n", rest, maxsplit=1)[0].strip() if rest else ""
+        rest = _unfence(text[match.end() :].strip())
+        if rest[:1] in ("[", "{"):
+            try:
+                return json.JSONDecoder().raw_decode(rest)[0]  # type: ignore[no-any-return]
+            except ValueError:
+                pass
+        payload = re.split(r"\n\s*\n|\n\s*TERMINATE\b", rest, maxsplit=1)[0].strip() if rest else ""
+        payload = re.sub(r"\s*\bTERMINATE\s*$", "", payload)
     return parse_json(payload) if payload[:1] in ("[", "{") else payload
+
+
+def _unfence(text: str) -> str:
+    """A payload in a Markdown code fence (```json … ```): its content."""
+    fenced = re.match(r"```[\w-]*\s*\n?(?P<body>.*?)```", text, re.S)
+    return fenced.group("body").strip() if fenced else text
+
+
+def structured_text(value: JSONValue) -> JSONValue:
+    """A tool result that arrives as text holding a dict: JSON, or a Python literal (AG2's
+    `str(dict)`: `{'status': 'error', ...}`); anything else as it is."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        return value
+    parsed = parse_json(text)
+    if isinstance(parsed, dict):
+        return parsed
+    try:
+        literal = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return value
+    return literal if isinstance(literal, dict) else value
 
 
 def _action_invocation(action: dict[str, Any]) -> ToolInvocation:

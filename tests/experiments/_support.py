@@ -2,9 +2,30 @@
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+from symtrace_study import study as study_module
+from symtrace_study.config import parse_config
 from symtrace_study.jobs import Job
+from symtrace_study.study import Study
+
+TASKS = ["shop-001", "shop-002", "wiki-001"]
+
+
+def config_for(tmp_path: Path, **extra):
+    """A small plain-MAS config writing to tmp_path/out."""
+    raw = {"out": str(tmp_path / "out"), "mas": ["plain"], "tasks": TASKS, "seeds": [0, 1],
+           "attempts": 3, "rq1": {"k": 3}, **extra}
+    return parse_config(raw)
+
+
+def run(config, executor, monkeypatch, **kwargs):
+    """Study.run with *executor* in place of the real pool."""
+    monkeypatch.setattr(study_module, "open_executor", lambda *a: executor)
+    return Study(config, Console(file=io.StringIO())).run(**kwargs)
 
 
 def fake_row(job: Job) -> dict[str, Any]:
@@ -43,4 +64,7 @@ class FakeExecutor:
             yield fake_row(job)
 
     def close(self) -> None:
+        pass
+
+    def abort(self) -> None:
         pass

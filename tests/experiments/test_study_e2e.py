@@ -79,6 +79,8 @@ def test_sequential_study_runs_every_arm_on_real_failures(sequential):
     write_report(sequential)
     md = (sequential / "report.md").read_text()
     assert "stub backend" in md and "rep_2" in md
+    assert "RQ1 by prefix length" in md and "pass@2" in md and "Detector flag rates" in md
+    assert all(isinstance(r["prefix_events"], int) for r in replays)
 
 
 def test_two_workers_give_the_same_rows_as_sequential(sequential, tmp_path):
@@ -109,3 +111,95 @@ def test_ray_backend_gives_the_same_rows(sequential, tmp_path):
     for key, row in rows(out).items():
         assert {k: v for k, v in row.items() if k != "bundle"} == {
             k: v for k, v in before[key].items() if k != "bundle"}
+
+
+def _without_provider_errors(table: dict[tuple, dict]) -> dict[tuple, dict]:
+    out = {}
+    for key, row in table.items():
+        llm = {k: v for k, v in (row.get("llm") or {}).items() if k != "provider_errors"}
+        out[key] = {**row, "llm": llm}
+    return out
+
+
+def test_a_provider_answering_429_and_503_gives_the_rows_of_a_healthy_one(sequential, tmp_path):
+    """Every other distinct request is refused once (429, then 503, ...); the MAS's SDK retries
+    it as a user's program would. Same rows; the faults are counted, never as failures."""
+    faulty = tmp_path / "faulty"
+    config = parse_config({**BASE, "out": str(faulty), "infra_backoff": 0,
+                           "backend": {"kind": "stub", "skill": 0.4, "faults": [429, 503],
+                                       "faults_every": 2}})
+    assert config.backend.faults == (429, 503)
+    Study(config, Console(file=io.StringIO())).run(workers=1, backend="local")
+    got, want = rows(faulty), rows(sequential)
+    assert _without_provider_errors(got) == _without_provider_errors(want)
+    assert sum(r["llm"]["provider_errors"] for r in got.values()) > 0
+    assert all(r["llm"]["provider_errors"] == 0 for r in want.values())
+    assert all(r["llm"]["models_requested"] == ["gpt-4o-mini"] for r in want.values()
+               if r.get("api_calls"))
+
+
+def test_sigterm_mid_run_exits_143_without_rows_for_attempts_in_flight_and_resume_finishes(
+        sequential, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "cut"
+    config = tmp_path / "study.json"
+    config.write_bytes(orjson.dumps({**BASE, "out": str(out)}))
+    argv = [sys.executable, "-m", "symtrace_study", "run", str(config), "--backend", "local",
+            "--no-report"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    results = out / "results.jsonl"
+    deadline = time.time() + 600
+    while time.time() < deadline and proc.poll() is None:
+        if results.exists() and results.read_bytes().count(b"\n") >= 2:
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+    time.sleep(0.5)  # well inside the next attempt
+    os.kill(proc.pid, signal.SIGTERM)
+    assert proc.wait(timeout=120) == 143
+    partial = rows(out)
+    assert 2 <= len(partial) < len(rows(sequential))
+    assert all(r["status"] != "error" and r.get("error_kind") is None
+               for r in partial.values()), partial  # no crash, no system error
+    resumed = subprocess.run([*argv, "--resume"], capture_output=True, timeout=900)
+    assert resumed.returncode == 0, resumed.stderr
+    assert rows(out) == rows(sequential)
+
+
+def test_a_study_with_a_labels_file_runs_end_to_end(sequential, tmp_path):
+    frozen = orjson.loads((sequential / "cases.json").read_bytes())
+    case = frozen["cases"][0]
+    labels = tmp_path / "labels.json"
+    labels.write_bytes(orjson.dumps({"labels": {case["case"]: {
+        "target": case["target"], "category": case["categories"][0],
+        "note": "as the annotator saw it"}}}))
+    out = tmp_path / "labelled"
+    run_study(out, cases=str(sequential / "cases.json"), methods=["rerun"], reference="rerun",
+              attempts=1,
+              rq1={"k": 1, "labels": str(labels)})
+    got = rows(out)
+    assert all(r["status"] != "error" for r in got.values()), got
+    replay = got[("rq1", case["case"], "replay", 1)]
+    assert replay["target_from"] == "label" and replay["target"] == case["target"]
+    assert replay["equivalence"] == "mechanism (label)"
+    assert replay["signature"][0]["rules"] == [] and replay["signature"][0]["facets"]
+    others = [r for k, r in got.items() if k[0] == "rq1" and k[1] != case["case"]]
+    assert all(r.get("equivalence") != "mechanism (label)" for r in others)
+    write_report(out)
+    md = (out / "report.md").read_text()
+    assert "human labels from" in md and "for 1 case(s)" in md
+    assert "pass@1" in md and "Detector flag rates" not in md  # reused cases: no sources here
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(orjson.dumps({"labels": {"plain/no-such/s0": {"target": "x",
+                                                                 "category": "C1"}}}))
+    from symtrace_study.errors import StudyConfigError
+
+    with pytest.raises(StudyConfigError, match="not a case of this study"):
+        run_study(tmp_path / "bad", cases=str(sequential / "cases.json"), methods=["rerun"],
+                  reference="rerun",
+                  attempts=1, rq1={"k": 1, "labels": str(bad)})

@@ -17,21 +17,9 @@ from symtrace_study.errors import StudyConfigError, StudyStateError
 from symtrace_study.results import ResultLog
 from symtrace_study.study import Study, freeze
 
-from tests.experiments._support import Crash, FakeExecutor, fake_row
+from tests.experiments._support import TASKS, Crash, FakeExecutor, config_for, fake_row, run
 
 ROOT = Path(__file__).resolve().parents[2]
-TASKS = ["shop-001", "shop-002", "wiki-001"]
-
-
-def config_for(tmp_path: Path, **extra):
-    raw = {"out": str(tmp_path / "out"), "mas": ["plain"], "tasks": TASKS, "seeds": [0, 1],
-           "attempts": 3, "rq1": {"k": 3}, **extra}
-    return parse_config(raw)
-
-
-def run(config, executor, monkeypatch, **kwargs):
-    monkeypatch.setattr(study_module, "open_executor", lambda *a: executor)
-    return Study(config, Console(file=io.StringIO())).run(**kwargs)
 
 
 def rows_of(path: Path) -> list[dict]:

@@ -30,7 +30,8 @@ MAX_ITER = 12
 
 
 def build(run: Run) -> Crew:
-    llm = LLM(model=run.model, temperature=0, seed=0, max_retries=0)
+    # the SDK's own retries of 429/5xx/timeouts stay on, as in a user's program
+    llm = LLM(model=run.model, temperature=0, seed=0)
     researcher = Agent(
         role="Researcher",
         goal="Find the data the request needs with the shop, wiki and routing tools",

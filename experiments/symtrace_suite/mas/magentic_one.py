@@ -50,7 +50,8 @@ def threaded(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 async def _run(run: Run) -> str:
-    client = OpenAIChatCompletionClient(model=run.model, temperature=0, seed=0, max_retries=0)
+    # the SDK's own retries of 429/5xx/timeouts stay on, as in a user's program
+    client = OpenAIChatCompletionClient(model=run.model, temperature=0, seed=0)
     assistant = AssistantAgent(
         "assistant",
         model_client=client,
