@@ -81,6 +81,7 @@ def start() -> None:
             placement=launch.placement,
             writer=child_writer,
             warnings=version_warnings(bundle.config.get("versions", {})),
+            hold_tools=launch.hold_tools,
         )
         session = replayer
         seed = bundle.initial_state.get("random_seed")
