@@ -88,7 +88,7 @@ class Candidate:
     node: str
     index: int
     agent: str | None
-    why: str  # "symptom boundary" | "causal ancestor of …" | "every decision (--all)"
+    why: str  # "the diagnosis' anchor" | "symptom boundary" | "causal ancestor of …" | …
     guidance: str
 
     def to_json(self) -> dict[str, Any]:
@@ -147,8 +147,8 @@ def plan_attribution(
 ) -> AttributionPlan:
     """The candidates of *bundle* (diagnosed as *diagnosis*): by default the LLM calls at the
     symptoms' boundaries and their causal ancestors; with *every_decision* every agent
-    decision. *budget* keeps that many, symptom boundaries first, then the ancestors nearest
-    to a symptom; the kept ones run in trace order."""
+    decision. *budget* keeps that many: the diagnosis' own anchor first, the symptom
+    boundaries, then the ancestors nearest to a symptom; the kept ones run in trace order."""
     if k < 1:
         raise DiagnosisConfigError(f"--k must be at least 1, got {k}")
     if budget is not None and budget < 1:
@@ -157,7 +157,10 @@ def plan_attribution(
     symptoms = _symptoms(diagnosis)
     choices = {s.node: _choice(diagnosis, s) for s in symptoms}
     ranked: dict[str, tuple[str, AnchorChoice | None]] = {}  # node -> (why, Δ's source)
-    for s in symptoms:  # boundaries first
+    anchor = diagnosis.anchor  # the rules-only choice first, with its own Δ
+    if anchor is not None:
+        ranked[anchor.anchor] = ("the diagnosis' anchor", anchor)
+    for s in symptoms:  # then the symptoms' boundaries
         ranked.setdefault(s.boundary, ("symptom boundary", choices[s.node]))
     by_id = ctx.by_id
     for s in sorted(symptoms, key=lambda s: s.index):
