@@ -194,7 +194,11 @@ def run_rollout(bundle_path: str | os.PathLike[str], rollout: Rollout, hold_tool
     live = set(lineage.get("live_events") or [])
     held = list(lineage.get("held_tool_events") or [])
     live_tools = sum(1 for e in bundle.events if e.type is EventType.TOOL_CALL and e.id in live)
-    passed = options.outcome(bundle, outcome.program_exit_code)
+    try:
+        passed = options.outcome(bundle, outcome.program_exit_code)
+    except Exception as exc:  # noqa: BLE001 -- a plug-in's failure is no verdict, not a crash
+        return RolloutResult(rollout.node, rollout.arm, rollout.index, None, str(child),
+                             error=f"the outcome failed: {type(exc).__name__}: {exc}"[:2000])
     return RolloutResult(rollout.node, rollout.arm, rollout.index, bool(passed), str(child),
                          held_tools=len(held), live_tools=live_tools - len(held),
                          live_symptoms=live_symptoms(bundle, live))
