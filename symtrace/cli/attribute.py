@@ -91,7 +91,7 @@ def cmd_attribute(args: argparse.Namespace) -> int:
     task = bar.add_task("", total=None)
 
     def on_plan(plan: AttributionPlan) -> None:
-        _print_plan(console, plan, args.out or default_out(args.bundle))
+        _print_plan(console, plan, args.out or default_out(args.bundle), args.alpha)
         bar.start()
 
     def progress(result: RolloutResult, done: int, total: int) -> None:
@@ -117,13 +117,18 @@ def cmd_attribute(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_plan(console: Console, plan: AttributionPlan, out: str | Path) -> None:
+def _print_plan(console: Console, plan: AttributionPlan, out: str | Path,
+                alpha: float) -> None:
     tools = "held to the recording" if plan.hold_tools else "run live (--live-tools)"
     console.print(f"[bold]Attribution plan[/] for {plan.source}: {len(plan.candidates)} "
                   f"candidate(s) × 2 arms × k={plan.k} = {len(plan.rollouts)} rollouts "
                   f"(identical tool calls {tools}); results in {out}")
     for c in plan.candidates:
         console.print(f"  {c.node}  ({c.agent or '-'}; {c.why})")
+    if plan.smallest_p >= alpha:
+        console.print(f"  [yellow]warning:[/] with k={plan.k} and {len(plan.candidates)} "
+                      f"candidates the smallest Holm-adjusted p is {plan.smallest_p:.3g} ≥ "
+                      f"α={alpha}: no step can be found significant; raise --k")
     if plan.skipped:
         console.print(f"  not tested (--budget): {', '.join(plan.skipped)}")
 

@@ -55,9 +55,9 @@ from symtrace.diagnosis.templates import Templates
 
 REPAIR, RESAMPLE = "repair", "resample"
 ARMS = (REPAIR, RESAMPLE)
-DEFAULT_K = 5
+DEFAULT_K = 8  # 2^-8 × 4 candidates (Holm) = 0.016: a default that can reject
 DEFAULT_ALPHA = 0.05
-DEFAULT_BUDGET = 8  # candidate nodes at most, unless the user says otherwise
+DEFAULT_BUDGET = 4  # candidate nodes at most, unless the user says otherwise
 
 Signature = tuple[str, str]  # (category, agent) of a symptom, comparable across runs
 
@@ -120,6 +120,12 @@ class AttributionPlan:
     k: int
     hold_tools: bool
     skipped: tuple[str, ...] = ()  # candidates dropped by the budget cap
+
+    @property
+    def smallest_p(self) -> float:
+        """The smallest Holm-adjusted p any candidate can reach: all k pairs discordant in
+        the repair's favour give 2^-k, multiplied by the number of candidates."""
+        return min(1.0, len(self.candidates) * 0.5 ** self.k)
 
     @property
     def rollouts(self) -> list[Rollout]:

@@ -56,7 +56,9 @@ def test_plan_then_json_then_resume_runs_only_what_is_missing(tmp_path, capsys, 
             "--success-match", "270.0 USD", "--json"]
     assert main(argv) == 0
     captured = capsys.readouterr()
-    assert "2 arms × k=2 = 4 rollouts" in " ".join(captured.err.split())
+    err = " ".join(captured.err.split())
+    assert "2 arms × k=2 = 4 rollouts" in err
+    assert "smallest Holm-adjusted p is 0.25" in err and "raise --k" in err  # warned up front
     data = json.loads(captured.out)
     assert data["plan"]["planned_rollouts"] == 4 and len(data["rollouts"]) == 4
     assert data["nodes"][0]["repair"]["successes"] == 2
