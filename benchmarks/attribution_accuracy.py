@@ -106,8 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run", metavar="OUT", help="run `attribute` for real on the AG2 "
                         "traces (k=1 per arm), rollouts under OUT")
     parser.add_argument("--budget", type=int, default=3)
-    parser.add_argument("--table", metavar="RUN_JSON", help="the accuracy table of a --run "
-                        "(its JSON output): earliest decisive step vs anchor, random, last")
+    parser.add_argument("--table", metavar="OUT", help="the accuracy table of a --run (its "
+                        "OUT directory, finished traces only): earliest decisive step vs "
+                        "anchor, random, last")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
     labels = json.loads((LABELLED / "labels.json").read_text())["traces"]
@@ -119,9 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     known = scripts()
     rows = [evaluate_trace(label, known[label["trace"]], args.k) for label in labels]
     if args.table:
-        ran = {r["trace"]: r for r in json.loads(Path(args.table).read_text())}
-        rows = [{**r, "counterfactual": ran[r["trace"]]["earliest_decisive"]}
-                for r in rows if r["trace"] in ran]
+        ran = {path.parent.name: earliest_decisive(json.loads(path.read_text()))
+               for path in Path(args.table).glob("*/attribution.json")}
+        rows = [{**r, "counterfactual": ran[r["trace"]]} for r in rows if r["trace"] in ran]
     if args.json:
         print(json.dumps(rows, indent=2, sort_keys=True))
         return 0
@@ -163,13 +164,18 @@ def run_trace(label: dict[str, Any], out: Path, budget: int, jobs: int) -> dict[
             outcome=PluginOutcome("no_live_symptom", no_live_symptom), command=command,
             set_env={**make_labelled.QUIET_ENV, "OPENAI_BASE_URL": stub.url}, jobs=jobs,
             cwd=str(REPO))
-    decisive = [n.candidate.node for n in result.nodes
-                if n.repair.successes == 1 and n.resample.successes == 0]
+    data = result.to_json()
     return {"trace": label["trace"], "label": label["mistake_event"],
-            "decisive": decisive, "earliest_decisive": decisive[0] if decisive else None,
-            "nodes": {n.candidate.node: [n.repair.successes, n.resample.successes]
-                      for n in result.nodes},
-            "held": result.held_tools, "live": result.live_tools}
+            "earliest_decisive": earliest_decisive(data),
+            "nodes": {n["node"]: [n["repair"]["successes"], n["resample"]["successes"]]
+                      for n in data["nodes"]}, "tools": data["tools"]}
+
+
+def earliest_decisive(attribution: dict[str, Any]) -> str | None:
+    """The earliest candidate (trace order) whose repair passed and whose resample failed."""
+    return next((n["node"] for n in attribution["nodes"]
+                 if n["repair"]["successes"] == n["repair"]["n"] > 0
+                 and n["resample"]["successes"] == 0 and n["resample"]["n"] > 0), None)
 
 
 if __name__ == "__main__":
