@@ -8,16 +8,17 @@ changed call runs live. So only the intervened step and the reasoning downstream
 differ between the recording and the rollout, not the tools' own nondeterminism (a clock,
 a counter, a service that answers differently the second time).
 
-Repeated identical calls take the recorded outcomes in recorded order; once they are used
-up, a further identical call runs live (the recording never saw it). The held call is still
-an event of the new run (tool_call + tool_result with the recorded outcome), so its child
-bundle replays strictly like any other.
+The k-th identical call of the new run gets the k-th recorded outcome: a recorded call the
+replay already served in the prefix is skipped (it was that call's), and once the recorded
+ones are used up a further identical call runs live (the recording never saw it). A held
+call is still an event of the new run (tool_call + tool_result with the recorded outcome),
+so its child bundle replays strictly like any other.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 
 from symtrace.model.canonical import JSONValue
 from symtrace.model.events import Event, EventType
@@ -30,14 +31,20 @@ class HeldToolOutputs:
     def __init__(self, events: Sequence[Event]) -> None:
         results = {e.parents[0].source: e for e in events
                    if e.type is EventType.TOOL_RESULT and e.parents}
-        self._outcomes: dict[str, deque[JSONValue]] = {}
+        self._outcomes: dict[str, deque[tuple[str, JSONValue]]] = {}
         for event in events:  # sorted by position: identical calls keep their recorded order
             result = results.get(event.id)
             if event.type is EventType.TOOL_CALL and result is not None:
-                self._outcomes.setdefault(digest(event.request), deque()).append(result.response)
+                self._outcomes.setdefault(digest(event.request), deque()).append(
+                    (event.id, result.response))
         self.held: list[str] = []  # ids of the live tool_call events that were held
 
-    def take(self, request: JSONValue) -> JSONValue | None:
-        """The recorded outcome for *request*'s next identical call, or None (run it live)."""
+    def take(self, request: JSONValue, served: Container[str]) -> JSONValue | None:
+        """The recorded outcome for *request*'s next identical call, or None (run it live).
+        *served*: the recorded calls the replay served (theirs are not to be handed again)."""
         queue = self._outcomes.get(digest(request))
-        return queue.popleft() if queue else None
+        while queue:
+            call_id, outcome = queue.popleft()
+            if call_id not in served:
+                return outcome
+        return None

@@ -244,7 +244,7 @@ class Replayer(Session):
         if self.held_tools is None or not ticket.live or ticket.call.kind != TOOL:
             return None
         with self._lock:
-            outcome = self.held_tools.take(ticket.call.request)
+            outcome = self.held_tools.take(ticket.call.request, self.matcher.consumed)
             if outcome is not None:
                 self.held_tools.held.append(ticket.event_id)
             return outcome

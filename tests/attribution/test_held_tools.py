@@ -108,3 +108,19 @@ def test_without_holding_the_live_suffix_runs_every_tool(tmp_path, stub_llm_fact
     assert runs == ["Lisbon", "Atlantis", "Lisbon", "Atlantis"]
     assert seen[0] == "Lisbon: sunny, reading #3"  # the body ran again
     assert "held_tool_events" not in symtrace.load_bundle(tmp_path / "plain").lineage
+
+
+def test_the_kth_identical_call_gets_the_kth_recorded_outcome(tmp_path, stub_llm_factory):
+    from symtrace.model.canonical import canonical_tool_call
+    from symtrace.replay.held_tools import HeldToolOutputs
+
+    stub = stub_llm_factory(script=SCRIPT)
+    bundle, _ = _recorded(tmp_path, stub)
+    lisbon = next(e for e in bundle.events if e.type.value == "tool_call"
+                  and e.request == canonical_tool_call("weather", {"city": "Lisbon"}))
+    held = HeldToolOutputs(bundle.events)
+    # served in the prefix: the recorded Lisbon call was that call's, a new one runs live
+    assert held.take(lisbon.request, {lisbon.id}) is None
+    fresh = HeldToolOutputs(bundle.events)
+    assert fresh.take(lisbon.request, set()) == {"ok": True, "value": "Lisbon: sunny, reading #1"}
+    assert fresh.take(lisbon.request, set()) is None  # recorded once: the second runs live

@@ -4,10 +4,10 @@ scored by its native check; a task whose verdict needs the services' state is re
 from __future__ import annotations
 
 import pytest
-
-import symtrace
 from symtrace_suite.attribution_outcome import UnsupportedTask, passed
 from symtrace_suite.tasks import load_tasks
+
+import symtrace
 
 
 def _bundle(tmp_path, task, answer):
