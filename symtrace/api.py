@@ -177,6 +177,7 @@ def replay(
     adapters: Sequence[str] | None = None,
     overwrite: bool = False,
     allow_hosts: Sequence[str] = (),
+    hold_tools: bool = False,
 ) -> Iterator[Handle]:
     """Replay the bundle at *path* inside the block: strict, or selective with *anchor*.
 
@@ -187,7 +188,9 @@ def replay(
     raised (again at exit even if the program swallowed it), and so is a run that ends with
     records unconsumed. Selective: records are served up to *anchor*, the anchor's request gets
     *guidance*, and it and everything causally after it run live; with *out* the whole new
-    trajectory is written as a child bundle.
+    trajectory is written as a child bundle. *hold_tools*: in the live suffix, a tool call
+    identical to a recorded one gets the recorded outcome instead of running (a controlled
+    rollout, replay/held_tools.py).
     """
     bundle = load_bundle(path)
     validate_placement(placement)
@@ -218,6 +221,7 @@ def replay(
         placement=placement,
         writer=writer,
         warnings=notes,
+        hold_tools=hold_tools,
     )
     guard = guard_for(session, [HostPort.parse(h) for h in allow_hosts])
     with _installed(session, names, guard):

@@ -197,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _optional_parsers(sub: Any) -> None:
     """Subcommands of the other packages, one module each in symtrace.cli (shipped with the
     core: a failed import is a bug to see, not a subcommand to hide)."""
+    from symtrace.cli import attribute as attribute_cli
     from symtrace.cli import diagnose as diagnosis_cli
     from symtrace.cli import export as export_cli
     from symtrace.cli import local_llm as local_llm_cli
@@ -206,6 +207,7 @@ def _optional_parsers(sub: Any) -> None:
     stub_cli.add_parser(sub)
     local_llm_cli.add_parser(sub)
     diagnosis_cli.add_parsers(sub)
+    attribute_cli.add_parser(sub)
     export_cli.add_parser(sub)
     viewer_cli.add_parser(sub)
 

@@ -18,6 +18,8 @@ def add_parser(sub: Any) -> None:
     view.add_argument("-o", "--out", required=True, metavar="FILE.html", help="page to write")
     view.add_argument("--diff", metavar="BUNDLE2", help="also compare with another bundle")
     view.add_argument("--no-diagnosis", action="store_true", help="skip the C1–C4 overlay")
+    view.add_argument("--attribution", metavar="DIR", help="add the result of `symtrace "
+                      "attribute` on this bundle (its --out directory or attribution.json)")
     view.add_argument("--force", action="store_true", help="overwrite an existing file")
     view.set_defaults(func=cmd_view)
 
@@ -31,7 +33,13 @@ def cmd_view(args: argparse.Namespace) -> int:
     check_output(out, force=args.force)
     bundle = load_source(args.bundle)
     other = load_source(args.diff) if args.diff else None
-    html = render_page(bundle, other=other, diagnosis=not args.no_diagnosis)
+    attribution = None
+    if args.attribution:
+        from symtrace.viewer.attribution import load_attribution
+
+        attribution = load_attribution(args.attribution, bundle)
+    html = render_page(bundle, other=other, diagnosis=not args.no_diagnosis,
+                       attribution=attribution)
     write_output(out, html.encode(), force=args.force)
     sys.stderr.write(f"symtrace: wrote {out} ({len(bundle.events)} events"
                      f"{', diff with ' + str(other.path) if other else ''})\n")

@@ -5,9 +5,17 @@ repair guidance (the Suspicious-Node Intervention of the paper, App. F). See doc
     choice = select_anchor(diagnosis)                     # Algorithm 4, or "random"/"last"
     delta = build_guidance(choice)                        # Δ from categories + rule evidence
     repair("runs/failed", out="runs/repaired")            # the same, then one selective replay
+    attribute("runs/failed", k=8)                         # the decisive step, by intervention
 """
 
 from symtrace.diagnosis.anchors import AnchorChoice, AnchorPolicy, Boundary
+from symtrace.diagnosis.attribution import Attribution, AttributionPlan, plan_attribution
+from symtrace.diagnosis.attribution_run import (
+    ExitCodeOutcome,
+    FinalMatchOutcome,
+    Outcome,
+    attribute,
+)
 from symtrace.diagnosis.detectors import evidence_at
 from symtrace.diagnosis.errors import (
     DiagnosisConfigError,
@@ -46,6 +54,8 @@ __all__ = [
     "DEFAULT_RULES",
     "AnchorChoice",
     "AnchorPolicy",
+    "Attribution",
+    "AttributionPlan",
     "Boundary",
     "Category",
     "Detector",
@@ -55,7 +65,9 @@ __all__ = [
     "DiagnosisError",
     "EvalReport",
     "Evidence",
+    "ExitCodeOutcome",
     "Features",
+    "FinalMatchOutcome",
     "ImportFormat",
     "Judge",
     "JudgeError",
@@ -67,6 +79,7 @@ __all__ = [
     "NodeSymptoms",
     "NodeView",
     "OpenAIJudge",
+    "Outcome",
     "RepairPlan",
     "RepairResult",
     "RepairUnavailable",
@@ -79,6 +92,7 @@ __all__ = [
     "Templates",
     "TraceContext",
     "TraceImportError",
+    "attribute",
     "build_context",
     "build_guidance",
     "build_task_prompt",
@@ -92,6 +106,7 @@ __all__ = [
     "load_source",
     "load_templates",
     "parse_task",
+    "plan_attribution",
     "plan_repair",
     "repair",
     "score",

@@ -82,6 +82,7 @@ def start() -> None:
             placement=launch.placement,
             writer=child_writer,
             warnings=version_warnings(bundle.config.get("versions", {})),
+            hold_tools=launch.hold_tools,
         )
         # from the first divergence on, stderr is the program's reaction to it (retries of
         # the refused call): held for the parent, which shows the last traceback and a summary

@@ -63,6 +63,7 @@ class Launch:
     placement: str = "user"
     allow_hosts: tuple[str, ...] = ()  # replay: --allow-host HOST[:PORT], already parsed
     child_bundle: str | None = None  # selective replay: the staged child bundle
+    hold_tools: bool = False  # selective replay: identical live tool calls get recorded outcomes
 
     def to_bytes(self) -> bytes:
         body: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -92,6 +93,7 @@ class Launch:
             placement=reader.get("placement", str),
             allow_hosts=_strings(reader.get("allow_hosts", list), "launch.allow_hosts"),
             child_bundle=reader.get("child_bundle", str, optional=True),
+            hold_tools=bool(reader.get("hold_tools", bool, optional=True)),
         )
         reader.done()
         if not launch.hand_back:

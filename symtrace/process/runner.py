@@ -79,6 +79,7 @@ def replay_bundle(
     allow_hosts: Sequence[str] = (),
     volatile_stdout: Sequence[str] = (),
     cwd: str | os.PathLike[str] | None = None,
+    hold_tools: bool = False,
 ) -> ReplayOutcome:
     """Restart the recorded program and replay it (strict, or selective with *anchor*).
 
@@ -90,6 +91,8 @@ def replay_bundle(
     The program runs in *cwd*; by default in the recorded working directory when it exists
     on this machine, else in the current one (a bundle replayed from another checkout wants
     *cwd*: a recorded directory that exists here may hold other files).
+    *hold_tools*: in the live suffix, a tool call identical to a recorded one gets the
+    recorded outcome instead of running (replay/held_tools.py).
     """
     if cwd is not None and not Path(cwd).is_dir():
         raise UsageError(f"--cwd {cwd}: not a directory")
@@ -136,6 +139,7 @@ def replay_bundle(
         placement=placement,
         allow_hosts=tuple(allowed),
         child_bundle=str(staged.resolve()) if staged is not None else None,
+        hold_tools=hold_tools and resolved is not None,
     )
     try:
         ended, hand_back = run_instrumented(argv, run_in, env, launch, quiet=quiet)

@@ -9,6 +9,8 @@ module under `symtrace/replay/`:
 * serving.py: what a matched record serves, and what is consumed with it;
 * child.py: the replayed run's own trajectory (the child bundle) and its lineage;
 * live.py: which calls follow a selective replay live, and the recorded egress endpoints;
+* held_tools.py: with `hold_tools`, live tool calls identical to recorded ones get the
+  recorded outcome instead of running (a controlled rollout);
 * reports.py: the divergence reports.
 
 Nothing is ever matched by similarity, and nothing goes live in strict mode. The first
@@ -28,6 +30,7 @@ its turn releases it while it waits. Nothing blocks while holding it except that
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
@@ -48,6 +51,7 @@ from symtrace.replay.completion_order import (
     completion_ranks,
     stall_timeout_from_env,
 )
+from symtrace.replay.held_tools import HeldToolOutputs
 from symtrace.replay.live import LiveFrontier, recorded_endpoints
 from symtrace.replay.matching import Matcher, Mismatch
 from symtrace.replay.serving import RecordServer
@@ -69,6 +73,7 @@ class Replayer(Session):
         writer: BundleWriter | None = None,
         warnings: Sequence[str] = (),
         order_timeout: float | None = None,
+        hold_tools: bool = False,
     ) -> None:
         sink = InlineSink(writer)  # replay derives and writes inline (docs/recording-process.md)
         super().__init__(writer, redactor, _next_ordinals(bundle.events), sink=sink)
@@ -84,6 +89,7 @@ class Replayer(Session):
             else None
         )
         self.warnings = tuple(warnings)
+        self.held_tools = HeldToolOutputs(bundle.events) if hold_tools and anchor else None
         self.matcher = Matcher(bundle.events, self.recorded_intervention)
         self.trajectory = ChildTrajectory(self)
         self.server = RecordServer(
@@ -128,7 +134,11 @@ class Replayer(Session):
     def begin(self, call: BoundaryCall) -> Ticket:
         claimed = self._claim(call)
         if isinstance(claimed, Ticket):
-            return claimed
+            held = self._held_outcome(claimed)
+            if held is None:
+                return claimed
+            self.finish(claimed, held)
+            return self._served_held(claimed, held)
         if not _on_event_loop_thread():  # a sync call on a loop's thread must not block it
             self.order.wait(claimed.id)
         ticket = self._deliver(call, claimed)
@@ -138,7 +148,12 @@ class Replayer(Session):
     async def abegin(self, call: BoundaryCall) -> Ticket:
         claimed = self._claim(call)
         if isinstance(claimed, Ticket):
-            return claimed
+            held = self._held_outcome(claimed)
+            if held is None:
+                return claimed
+            await self.ahand_off()
+            self.finish(claimed, held)
+            return self._served_held(claimed, held)
         try:
             await self.order.await_turn(claimed.id)
         except asyncio.CancelledError:
@@ -211,7 +226,7 @@ class Replayer(Session):
         """What a child bundle says about where it came from (selective replays only)."""
         if self.live_intervention is None:
             raise SessionError("a strict replay writes no child bundle: it has no lineage")
-        return lineage(
+        out = lineage(
             self.bundle,
             parent_path,
             self.anchor,
@@ -221,6 +236,25 @@ class Replayer(Session):
             self.matcher.not_reached(),
             self.frontier.reasons,
         )
+        if self.held_tools is not None:
+            out["held_tool_events"] = list(self.held_tools.held)
+        return out
+
+    # -- held tool outputs (controlled rollouts) -------------------------------------------
+    def _held_outcome(self, ticket: Ticket) -> JSONValue | None:
+        """The recorded outcome a live tool call is held to, or None (it runs live)."""
+        if self.held_tools is None or not ticket.live or ticket.call.kind != TOOL:
+            return None
+        with self._lock:
+            outcome = self.held_tools.take(ticket.call.request, self.matcher.consumed)
+            if outcome is not None:
+                self.held_tools.held.append(ticket.event_id)
+            return outcome
+
+    def _served_held(self, ticket: Ticket, outcome: JSONValue) -> Ticket:
+        """The live ticket, now finished with *outcome*, handed out like a served record:
+        the tool boundary returns (or raises) the outcome without running the body."""
+        return dataclasses.replace(ticket, live=False, served=self.redactor.restore(outcome))
 
     # -- claiming and delivering -----------------------------------------------------------
     def _claim(self, call: BoundaryCall) -> Ticket | Event:

@@ -2,11 +2,13 @@
 
 Plain SVG with no dependency, deterministic (same bundle, same bytes), so it can be diffed and
 pinned. Data edges are solid, control (lane-order) edges dashed; live events of a child
-bundle are outlined.
+bundle are outlined. An `Overlay` (a counterfactual attribution, symtrace attribute) adds a
+repair-value bar under each tested LLM call and draws the validated error edges.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from html import escape as _escape_markup
 
 from symtrace.bundle.reader import Bundle
@@ -21,6 +23,7 @@ COLORS = {
 }
 COL_W, ROW_H, BOX_W, BOX_H, MARGIN, HEADER, LEGEND = 250, 54, 210, 40, 20, 40, 60
 GUTTER = 80  # room on the left for same-lane edges bowing out
+VALIDATED = "#fd7e14"  # validated error edges (attribution overlay)
 
 
 def _xml(text: str) -> str:
@@ -29,7 +32,16 @@ def _xml(text: str) -> str:
     return _escape_markup(inert(text, keep_lines=False))
 
 
-def render_svg(bundle: Bundle) -> str:
+@dataclass(frozen=True)
+class Overlay:
+    """What an attribution adds to the graph."""
+
+    values: dict[str, tuple[float, bool]] = field(default_factory=dict)  # node: (value, sig.)
+    edges: tuple[tuple[str, str], ...] = ()  # validated error edges, symptom → symptom
+    critical: str | None = None
+
+
+def render_svg(bundle: Bundle, overlay: Overlay | None = None) -> str:
     lanes: list[str] = []
     for event in bundle.events:
         if event.lane not in lanes:
@@ -92,6 +104,17 @@ def render_svg(bundle: Bundle) -> str:
         out.append(f'<text x="{x + 8}" y="{y + 16}" font-weight="bold">{_xml(label[:34])}'
                    "</text>")
         out.append(f'<text x="{x + 8}" y="{y + 31}" fill="#444">{_xml(detail)}</text>')
+        if overlay is not None and event.id in overlay.values:
+            out.extend(_value_bar(x, y, *overlay.values[event.id], event.id == overlay.critical))
+    if overlay is not None:
+        for source, target in overlay.edges:
+            if source in pos and target in pos:
+                (x1, y1), (x2, y2) = pos[source], pos[target]
+                out.append(
+                    f'<path d="M {x1 + BOX_W} {y1 + BOX_H / 2} C {x1 + BOX_W + 40} '
+                    f'{y1 + BOX_H / 2}, {x2 + BOX_W + 40} {y2 + BOX_H / 2}, {x2 + BOX_W} '
+                    f'{y2 + BOX_H / 2}" fill="none" stroke="{VALIDATED}" stroke-width="3" '
+                    'marker-end="url(#arrow)"><title>validated error edge</title></path>')
     legend_y = height - LEGEND + 10
     for i, (event_type, color) in enumerate(COLORS.items()):
         lx = MARGIN + i * 120
@@ -110,6 +133,25 @@ def render_svg(bundle: Bundle) -> str:
         out.append(f'<text x="{MARGIN + 260}" y="{ly + 4}">live (after the anchor)</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def _value_bar(x: float, y: float, value: float, significant: bool,
+               critical: bool) -> list[str]:
+    """A bar under the box: repair value (repair − resample success rate), -1 … +1."""
+    half = (BOX_W - 16) / 2
+    mid = x + 8 + half
+    length = half * max(-1.0, min(1.0, value))
+    color = "#198754" if significant else "#6c757d"
+    note = f"repair value {value:+.2f}{', significant' if significant else ''}"
+    note += ", critical step" if critical else ""
+    return [
+        f'<line x1="{x + 8}" y1="{y + BOX_H - 4}" x2="{x + BOX_W - 8}" y2="{y + BOX_H - 4}" '
+        'stroke="#ddd" stroke-width="5"/>',
+        f'<line x1="{mid}" y1="{y + BOX_H - 4}" x2="{mid + length}" y2="{y + BOX_H - 4}" '
+        f'stroke="{color}" stroke-width="5"><title>{_xml(note)}</title></line>',
+        *([f'<rect x="{x - 3}" y="{y - 3}" width="{BOX_W + 6}" height="{BOX_H + 6}" rx="8" '
+           f'fill="none" stroke="{color}" stroke-width="2"/>'] if critical else []),
+    ]
 
 
 def _detail(event: Event) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from symtrace.bundle.reader import Bundle
+from symtrace.viewer.attribution import attribution_section
 from symtrace.viewer.graph_svg import render_svg
 from symtrace.viewer.model import page_model
 from symtrace.viewer.timeline import COLORS, LABELS, render_timeline
@@ -35,7 +36,10 @@ def data_island(model: dict[str, Any]) -> str:
     return safe.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-def render_page(bundle: Bundle, *, other: Bundle | None = None, diagnosis: bool = True) -> str:
+def render_page(bundle: Bundle, *, other: Bundle | None = None, diagnosis: bool = True,
+                attribution: dict[str, Any] | None = None) -> str:
+    """*attribution*: the result of `symtrace attribute` on *bundle* (its JSON), shown as a
+    section of its own (viewer/attribution.py)."""
     model = page_model(bundle, other=other, diagnosis=diagnosis)
     script = _asset("viewer.js")
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
@@ -46,7 +50,7 @@ def render_page(bundle: Bundle, *, other: Bundle | None = None, diagnosis: bool 
     info = model["bundle"]
     sections = [
         _header(info),
-        _nav(model),
+        _nav(model, attribution is not None),
         '<section id="timeline"><h2>Timeline <small>one row per agent lane; events from left '
         "to right in the order they happened</small></h2>"
         f'<div class="scroll">{render_timeline(model)}</div>{_legend()}</section>',
@@ -56,6 +60,8 @@ def render_page(bundle: Bundle, *, other: Bundle | None = None, diagnosis: bool 
         f"<small>{len(model['events'])} nodes; solid: data edge, dashed: lane order</small>"
         f'</summary><div class="scroll">{render_svg(bundle)}</div></details></section>',
     ]
+    if attribution is not None:
+        sections.insert(4, attribution_section(bundle, attribution))
     if model["diff"] is not None:
         sections.append(_diff(model["diff"]))
     return (
@@ -97,8 +103,9 @@ def _header(info: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def _nav(model: dict[str, Any]) -> str:
-    links = ["timeline", "diagnosis", "events", "graph"] + (["diff"] if model["diff"] else [])
+def _nav(model: dict[str, Any], attribution: bool = False) -> str:
+    links = (["timeline", "diagnosis"] + (["attribution"] if attribution else [])
+             + ["events", "graph"] + (["diff"] if model["diff"] else []))
     return "<nav>" + " ".join(f'<a href="#{name}">{name}</a>' for name in links) + "</nav>"
 
 
