@@ -299,7 +299,8 @@ class AttemptRunner:
         outcome = replay_bundle(source, anchor=anchor, guidance=guidance,
                                 placement=self.config.placement, out=out, quiet=True,
                                 force=True, command=argv or None,
-                                set_env=self._attempt_env(job.seed))
+                                set_env=self._attempt_env(job.seed),
+                                trust=True)  # a bundle this study recorded itself
         self._check_exit(outcome.program_exit_code)
         return outcome
 

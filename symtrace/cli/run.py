@@ -105,6 +105,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         allow_hosts=args.allow_host,
         volatile_stdout=args.volatile_stdout,
         cwd=args.cwd,
+        trust=args.trust,
+        endpoint=args.endpoint,
     )
     if outcome.anchor_note:
         term.err(f"symtrace: {outcome.anchor_note}")
@@ -163,3 +165,16 @@ def add_placement_option(parser: argparse.ArgumentParser, where: str) -> None:
         choices=PLACEMENTS,
         help=f"where the guidance goes in {where} (default: a new user message)",
     )
+
+
+def add_trust_options(parser: argparse.ArgumentParser) -> None:
+    """--trust and --endpoint, shared by `replay` and `repair` (docs/security.md)."""
+    parser.add_argument(
+        "--trust", action="store_true",
+        help="run the bundle's command without asking (scripts, CI): without it a command you "
+        "did not record or approve on this machine is shown and confirmed at a terminal, and "
+        "refused elsewhere (exit 97)")
+    parser.add_argument(
+        "--endpoint", metavar="URL",
+        help="where live calls go (sets OPENAI_BASE_URL; default: your environment's). A URL "
+        "named by the bundle is never used")
