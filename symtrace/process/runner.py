@@ -130,6 +130,7 @@ def replay_bundle(
     run_in = str(cwd) if cwd is not None else recorded_cwd or os.getcwd()
     if not Path(run_in).is_dir():
         run_in = os.getcwd()
+    run_in = os.path.abspath(run_in)
     applied = bundle_env(recorded_cmd.get("env"), kept=recorded_cmd.get("env_keep") or (),
                          bundle_dir=Path(bundle_path))
     plan = LaunchPlan(argv, run_in, applied, argv_from_user=bool(command),
