@@ -77,12 +77,26 @@ def cmd_record(args: argparse.Namespace) -> int:
             f"which is marked incomplete (exit code {outcome.exit_code})"
         )
     for egress in outcome.unrecorded_egress:
-        term.err(
-            f"symtrace: note: unrecorded egress to {egress['host']}:{egress['port']} "
-            f"({egress['count']}x, by {egress['library']}): outside every HTTP seam, so a strict "
-            "replay will refuse it unless allowed with --allow-host"
-        )
+        term.err(_egress_note(egress))
     return outcome.exit_code
+
+
+def _egress_note(egress: dict[str, Any]) -> str:
+    """One line per unrecorded egress (symtrace.boundaries.egress kinds)."""
+    kind, count, library = egress.get("kind", "connect"), egress["count"], egress["library"]
+    where = f"{egress['host']}:{egress['port']}"
+    if kind == "dns":
+        return (f"symtrace: note: unrecorded DNS lookup of {egress['host']} ({count}x, by "
+                f"{library}): a strict replay runs without network where the OS allows it")
+    if kind == "subprocess":
+        return (f"symtrace: note: subprocess {egress['host']} started ({count}x, by {library}): "
+                "its network use is not recorded; a strict replay runs it without network "
+                "where the OS allows it")
+    how = {"raw_socket": " through the raw _socket module",
+           "sendmsg": " with sendmsg"}.get(kind, "")
+    return (f"symtrace: note: unrecorded egress to {where}{how} ({count}x, by {library}): "
+            "outside every HTTP seam, so a strict replay will refuse it unless allowed with "
+            "--allow-host")
 
 
 # -- replay ------------------------------------------------------------------------------------
