@@ -129,6 +129,7 @@ def _record_into(slot: OutputSlot, manifest: dict[str, Any], redactor: Redactor,
     staged, out = slot.staged, slot.path
     writer = BundleWriter(staged, manifest, redactor=redactor).open()
     writer.close()
+    approve_recorded(writer.manifest, out)  # this user runs it now: its replay need not ask
     launch = Launch(
         mode=Mode.RECORD,
         bundle=str(staged.resolve()),
@@ -168,14 +169,12 @@ def _record_into(slot: OutputSlot, manifest: dict[str, Any], redactor: Redactor,
             status=status.value,
         )
         slot.commit()
-        approve_recorded(writer.manifest, out)
         return RecordOutcome(
             ended.code, out, len(writer.events), ended.stdout, egress, status
         )
     # An unfinished run: sealed as far as it got, marked incomplete, with what stopped it.
     _seal_incomplete(writer, ended.stdout, status, ended.code, ended.received or ended.signal)
     slot.commit()
-    approve_recorded(writer.manifest, out)
     if status is RecordStatus.NOT_INSTRUMENTED:
         raise NotInstrumented(
             f"the program was not instrumented (exit code {ended.code}); is symtrace importable "
