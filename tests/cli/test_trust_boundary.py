@@ -141,6 +141,15 @@ def test_a_recorded_base_url_never_receives_the_users_key(tmp_path, endpoint, ca
     assert done.returncode == 0, done.stderr
     resealed(bundle, lambda m: command_of(m)["env"].update(OPENAI_BASE_URL=capture))
     user = {**endpoint, "OPENAI_API_KEY": "sk-user-real-key"}
+    # outputs first: a directory of the user's is refused before the program or a live call
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "keep.txt").write_text("mine")
+    for force in ([], ["--force"]):
+        refused = run_cli("replay", str(bundle), "--anchor", "agent_action_0000", "--guidance",
+                          "Use USD.", "-o", str(mine), "--trust", *force, env=user)
+        assert refused.returncode == EXIT_WRITE and refused.stdout == "", refused.stderr
+    assert [p.name for p in mine.iterdir()] == ["keep.txt"]
     repaired = run_cli("replay", str(bundle), "--anchor", "agent_action_0000", "--guidance",
                        "Use USD.", "-o", str(tmp_path / "child"), "--trust", env=user)
     assert repaired.returncode == 0, repaired.stderr
@@ -235,8 +244,7 @@ def test_record_refuses_outputs_that_are_not_bundles_before_running(tmp_path, qu
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 
-def test_force_replaces_a_bundle_and_replay_out_refuses_a_directory(recorded, tmp_path,
-                                                                   quiet_program):
+def test_force_replaces_only_a_bundle(recorded, tmp_path, quiet_program):
     again = run_cli("record", "-o", str(recorded), "--", "python", str(quiet_program))
     assert again.returncode == EXIT_WRITE and "--force" in again.stderr
     forced = run_cli("record", "--force", "-o", str(recorded), "--", "python",
@@ -244,14 +252,6 @@ def test_force_replaces_a_bundle_and_replay_out_refuses_a_directory(recorded, tm
     assert forced.returncode == 0, forced.stderr
     assert run_cli("verify", str(recorded)).returncode == 0
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".b")] == []
-    mine = tmp_path / "mine"
-    mine.mkdir()
-    (mine / "keep.txt").write_text("mine")
-    for force in ([], ["--force"]):
-        child = run_cli("replay", str(recorded), "--anchor", "final_result_0000", "--guidance",
-                        "g", "-o", str(mine), *force, cwd=tmp_path)
-        assert child.returncode in (EXIT_WRITE, 92), child.stderr  # 92: no LLM call to anchor
-        assert (mine / "keep.txt").read_text() == "mine"
 
 
 def test_a_symlink_planted_in_a_bundle_is_refused(tmp_path):
