@@ -27,7 +27,6 @@ from symtrace.bundle.format import EVENTS, MANIFEST, PACK, STDOUT, SUMS
 from symtrace.errors import BundleExistsError, BundleWriteError
 
 BUNDLE_FILES = frozenset((MANIFEST, EVENTS, PACK, SUMS, STDOUT))
-_TEMP_PREFIX = f".{MANIFEST}.tmp-"  # writer.atomic_write's temp file of a killed writer
 MAX_MANIFEST_BYTES = 64 << 20
 
 
@@ -63,7 +62,7 @@ def is_bundle_dir(path: Path) -> bool:
         for entry in os.scandir(path):
             if not entry.is_file(follow_symlinks=False):
                 return False
-            if entry.name not in BUNDLE_FILES and not entry.name.startswith(_TEMP_PREFIX):
+            if entry.name not in BUNDLE_FILES and not _writer_temp(entry.name):
                 return False
         manifest_path = path / MANIFEST
         if manifest_path.lstat().st_size > MAX_MANIFEST_BYTES:
@@ -72,6 +71,11 @@ def is_bundle_dir(path: Path) -> bool:
     except (OSError, orjson.JSONDecodeError):
         return False
     return isinstance(manifest, dict) and "format_version" in manifest and "kind" in manifest
+
+
+def _writer_temp(name: str) -> bool:
+    """writer.atomic_write's temp file (`.manifest.json.tmp-PID-TID`) a killed writer left."""
+    return any(name.startswith(f".{known}.tmp-") for known in BUNDLE_FILES)
 
 
 def refuse_symlinks(root: Path, names: tuple[str, ...]) -> None:
