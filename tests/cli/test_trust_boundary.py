@@ -8,8 +8,12 @@ output paths that never destroy user data.
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -285,3 +289,30 @@ def test_a_second_writer_to_the_same_path_is_refused(tmp_path):
     second = OutputSlot(tmp_path / "b", force=True).claim()
     second.discard()
     assert (tmp_path / "b" / "manifest.json").exists()  # a discarded claim changes nothing
+
+
+def test_a_second_recorder_to_the_same_path_is_refused_and_nothing_is_mixed(tmp_path,
+                                                                          quiet_program):
+    gate, started = tmp_path / "gate", tmp_path / "started"
+    (quiet_program.parent / "act.py").write_text(
+        "import os, time\n"
+        f"open({str(started)!r}, 'w').close()\n"
+        f"while not os.path.exists({str(gate)!r}):\n"
+        "    time.sleep(0.05)\n")
+    out = tmp_path / "same"
+    first = subprocess.Popen([sys.executable, "-m", "symtrace", "record", "-o", str(out), "--",
+                              "python", str(quiet_program)], cwd=tmp_path, env=dict(os.environ),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert time.monotonic() < deadline and first.poll() is None, first.communicate()
+        time.sleep(0.05)
+    second = run_cli("record", "-o", str(out), "--force", "--", "python", str(quiet_program),
+                     cwd=tmp_path)
+    assert second.returncode == EXIT_WRITE, second.stderr
+    assert "another symtrace process" in second.stderr
+    gate.touch()
+    _, stderr = first.communicate(timeout=120)
+    assert first.returncode == 0, stderr
+    assert run_cli("verify", str(out)).returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
