@@ -98,16 +98,17 @@ class OutputSlot:
     """One new bundle's output path, claimed from creation to seal (module doc)."""
 
     def __init__(self, path: str | os.PathLike[str], *, force: bool) -> None:
-        self.path = Path(path)
+        self.path = Path(path)  # as the user gave it, for messages
+        self._target = Path(os.path.abspath(path))  # `-o .` names its directory too
         self.force = force
-        self.staged = self.path.with_name(f".{self.path.name}.partial-{os.getpid()}")
-        self._lock_path = self.path.with_name(f".{self.path.name}.lock")
+        self.staged = self._target.with_name(f".{self._target.name}.partial-{os.getpid()}")
+        self._lock_path = self._target.with_name(f".{self._target.name}.lock")
         self._lock_fd: int | None = None
 
     def claim(self) -> OutputSlot:
         check_target(self.path, self.force)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._target.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise BundleWriteError(f"cannot write a bundle at {self.path}: {exc}") from exc
         self._lock()
@@ -132,10 +133,11 @@ class OutputSlot:
         try:
             check_target(self.path, self.force)  # nobody put user data there meanwhile
             aside = None
-            if self.path.exists() and any(self.path.iterdir()):
-                aside = self.path.with_name(f".{self.path.name}.replaced-{os.getpid()}")
-                os.replace(self.path, aside)
-            os.replace(self.staged, self.path)
+            target = self._target
+            if target.exists() and any(target.iterdir()):
+                aside = target.with_name(f".{target.name}.replaced-{os.getpid()}")
+                os.replace(target, aside)
+            os.replace(self.staged, target)
             if aside is not None:
                 shutil.rmtree(aside, ignore_errors=True)
         except OSError as exc:
