@@ -231,6 +231,9 @@ _DNS_EVENTS = frozenset(("socket.getaddrinfo", "socket.gethostbyname", "socket.g
 _SPAWN_EVENTS = frozenset(("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn",
                            "os.spawn"))
 AUDITED = _RAW_SENDS | _DNS_EVENTS | _SPAWN_EVENTS | {"socket.sendmsg"}
+# Who starts programs that only describe this machine (`uname -p` for platform.processor(),
+# ldconfig for ctypes.util.find_library): not egress.
+_NOT_EGRESS = ("symtrace", "platform", "ctypes.util")
 _in_patched = threading.local()  # a patched method's own call to the original: seen already
 _audit_watchers: list[Callable[[str, tuple[Any, ...]], None]] = []
 _audit_hooked = False
@@ -376,8 +379,8 @@ class EgressRecorder:
             return  # a seam's own connection: its exchanges are recorded
         stack = opener_stack()
         library = opener_library(stack)
-        if kind != CONNECT and library.startswith("symtrace"):
-            return  # symtrace's own (its writer process)
+        if kind != CONNECT and library.startswith(_NOT_EGRESS):
+            return  # symtrace's own (its writer process), the stdlib asking the OS about itself
         key = (host, port) if kind == CONNECT else (kind, host, port)
         with self._lock:
             seen = self.egress.get(key)
