@@ -3,7 +3,8 @@
 A bundle names a command line, a working directory and environment variables. They are data:
 
 * **Environment** (`bundle_env`): only variables recording captures for the program's behaviour
-  (record_run.ENV_PREFIXES, plus the names recorded with `record --env`) are applied, and never
+  (ENV_PREFIXES, what record_run captures, plus the names recorded with `record --env`) are
+  applied, and never
   interpreter or loader paths (`PYTHON*`, `LD_*`, `DYLD_*`, shell start-up files), proxies or
   TLS trust settings, symtrace's own `SYMTRACE_*` controls, an endpoint (a value holding a URL,
   a `*_BASE_URL`/`*_ENDPOINT`/`*_HOST` name: live calls go to the user's endpoint), or a value
