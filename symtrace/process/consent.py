@@ -4,11 +4,11 @@ A bundle names a command line, a working directory and environment variables. Th
 
 * **Environment** (`bundle_env`): only variables recording captures for the program's behaviour
   (ENV_PREFIXES, what record_run captures, plus the names recorded with `record --env`) are
-  applied, and never
-  interpreter or loader paths (`PYTHON*`, `LD_*`, `DYLD_*`, shell start-up files), proxies or
-  TLS trust settings, symtrace's own `SYMTRACE_*` controls, an endpoint (a value holding a URL,
-  a `*_BASE_URL`/`*_ENDPOINT`/`*_HOST` name: live calls go to the user's endpoint), or a value
-  naming a file inside the bundle directory. What is left out is listed with why.
+  applied, and never interpreter or loader paths (`PYTHON*`, `LD_*`, `DYLD_*`, shell start-up
+  files), proxies or TLS trust settings, symtrace's own `SYMTRACE_*` controls, an endpoint
+  (a value holding a URL, a `*_BASE_URL`/`*_ENDPOINT`/`*_HOST` name: live calls go to the
+  user's endpoint), or a value naming a file inside the bundle directory. What is left out
+  is listed with why.
 * **Consent** (`require_consent`): before the program starts, the command, directory and
   applied environment are shown. They run without asking when this user recorded them on this
   machine (recording approves them) or approved them before, when the user gave the command
