@@ -31,6 +31,7 @@
     │   └── AlreadyPatched            (also RuntimeError)
     ├── SessionError                  (also RuntimeError) — nesting / no active session
     ├── UsageError                    (also ValueError) — contradictory or incomplete options
+    ├── ReplayNotApproved             — a bundle's command, not approved: not run (exit 97)
     └── ReplayError
         ├── ReplayDivergence          — carries a DivergenceReport
         │   ├── RequestMismatch
@@ -62,6 +63,7 @@ EXIT_ANCHOR = 92
 EXIT_WRITE = 93
 EXIT_ADAPTER = 94
 EXIT_REDACTION = 95
+EXIT_NOT_APPROVED = 97  # a bundle's command not run: no consent (a terminal, or --trust)
 
 
 class SymtraceError(Exception):
@@ -230,6 +232,14 @@ class UsageError(SymtraceError, ValueError):
     guidance, an unreadable `--guidance-file`): exit 2, nothing started or written."""
 
     exit_code = EXIT_USAGE
+
+
+class ReplayNotApproved(SymtraceError):
+    """A replay would run a command this user neither recorded nor approved on this machine,
+    and nobody could be asked (no terminal, no --trust): exit 97, nothing started or written
+    (symtrace.process.consent)."""
+
+    exit_code = EXIT_NOT_APPROVED
 
 
 class ReplayError(SymtraceError):

@@ -12,6 +12,7 @@ import errno
 import ipaddress
 import os
 import socket
+import tempfile
 from collections.abc import Callable, Iterator
 from functools import partial
 from importlib import metadata
@@ -19,6 +20,10 @@ from importlib import metadata
 import pytest
 
 from symtrace.patching import Patch, PatchSet
+
+# Replay approvals (symtrace.process.consent: a recording approves its own command) kept in one
+# store for the whole run, apart from the user's own; set before any fixture records.
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="symtrace-test-state-")
 
 
 def _on_next_stack() -> bool:

@@ -343,7 +343,8 @@ class AttemptRunner:
         outcome = replay_bundle(source, anchor=anchor, guidance=guidance,
                                 placement=self.config.placement, out=out, quiet=True,
                                 force=True, command=argv or None,
-                                set_env=self._attempt_env(job.seed))
+                                set_env=self._attempt_env(job.seed),
+                                trust=True)  # a bundle this study recorded itself
         _check_signal((outcome.report_json or {}).get("signal")
                       if (outcome.report_json or {}).get("status") == "interrupted" else None)
         check_anchor_reached(outcome)

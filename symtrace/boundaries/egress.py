@@ -19,17 +19,29 @@ while recording) so nothing goes around silently:
   seams fails the recording: `UnrecordedLLMRequest` (exit 94) names the library, and the
   request never leaves the process.
 
+Below the patched methods, CPython's audit events (`sys.addaudithook`) see what goes around
+them: the raw `_socket` module's `connect`/`sendto`, `sendmsg` of any socket (UDP, TCP Fast
+Open), DNS lookups (`getaddrinfo`, `gethostbyname`...) and subprocesses (`subprocess.Popen`,
+`os.system`, `os.exec*`, `os.posix_spawn`). While recording they are listed as unrecorded
+egress with their `kind` (`raw_socket`, `sendmsg`, `dns`, `subprocess`: what a subprocess does
+on the network is not seen); in a strict replay a raw `connect`, `sendto` or `sendmsg` is
+refused like a patched one. A C extension that calls libc's `connect` itself raises no audit
+event: only the kernel stops it (symtrace.process.isolation runs a strict replay in a private
+network namespace).
+
 Unix sockets (asyncio's self-pipe, local IPC) are not network egress and pass.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import os
 import socket
 import ssl
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -41,7 +53,7 @@ from symtrace.patching import Patch, PatchSet
 INET_FAMILIES = (socket.AF_INET, socket.AF_INET6)
 # Modules whose frames are plumbing, not "who opened the connection".
 _PLUMBING = ("socket", "ssl", "selectors", "asyncio", "symtrace.boundaries", "contextlib",
-             "threading", "concurrent")
+             "threading", "concurrent", "subprocess")
 
 
 # -- host aliases ----------------------------------------------------------------------------
@@ -115,6 +127,13 @@ def opener_library(stack: list[str]) -> str:
     return stack[-1].rsplit("(", 1)[-1].rstrip(")")
 
 
+CONNECT = "connect"  # a Python socket's connect/connect_ex/sendto (the patched methods)
+RAW_SOCKET = "raw_socket"  # the _socket module's connect/sendto, around the patches
+SENDMSG = "sendmsg"  # socket.sendmsg to an address (UDP, TCP Fast Open)
+DNS = "dns"  # a name lookup (host: the name; what it resolves to is not seen)
+SUBPROCESS = "subprocess"  # a program started (host: its executable; its traffic is not seen)
+
+
 @dataclass(slots=True)
 class Egress:
     host: str
@@ -122,10 +141,11 @@ class Egress:
     library: str
     count: int = 1
     stack: list[str] = field(default_factory=list)
+    kind: str = CONNECT
 
     def to_json(self) -> dict[str, Any]:
         return {"host": self.host, "port": self.port, "library": self.library,
-                "count": self.count, "stack": self.stack}
+                "count": self.count, "stack": self.stack, "kind": self.kind}
 
 
 # -- the socket patches (one table, symmetric install) ---------------------------------------
@@ -176,7 +196,8 @@ class _SocketWatch:
             where = _address(sock, address)
             if where is not None:
                 watch.on_connect(*where)
-            return original(sock, address, *args)
+            with _patched_call():
+                return original(sock, address, *args)
 
         return connect
 
@@ -187,7 +208,8 @@ class _SocketWatch:
             where = _address(sock, args[-1]) if args else None
             if where is not None:
                 watch.on_connect(*where)
-            return original(sock, data, *args)
+            with _patched_call():
+                return original(sock, data, *args)
 
         return sendto
 
@@ -200,6 +222,92 @@ class _SocketWatch:
             return original(sock, data, *args)
 
         return send
+
+
+# -- audit events: what goes around the patched methods -----------------------------------------
+_RAW_SENDS = frozenset(("socket.connect", "socket.sendto"))
+_DNS_EVENTS = frozenset(("socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex",
+                         "socket.gethostbyaddr"))
+_SPAWN_EVENTS = frozenset(("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn",
+                           "os.spawn"))
+AUDITED = _RAW_SENDS | _DNS_EVENTS | _SPAWN_EVENTS | {"socket.sendmsg"}
+# Who starts programs that only describe this machine (`uname -p` for platform.processor(),
+# ldconfig for ctypes.util.find_library): not egress.
+_NOT_EGRESS = ("symtrace", "platform", "ctypes.util")
+_in_patched = threading.local()  # a patched method's own call to the original: seen already
+_audit_watchers: list[Callable[[str, tuple[Any, ...]], None]] = []
+_audit_hooked = False
+
+
+@contextlib.contextmanager
+def _patched_call() -> Iterator[None]:
+    _in_patched.depth = getattr(_in_patched, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _in_patched.depth -= 1
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    # every audited operation of the process passes here: the first test must be cheap
+    if event not in AUDITED or not _audit_watchers:
+        return
+    if event in _RAW_SENDS and getattr(_in_patched, "depth", 0):
+        return
+    for watcher in tuple(_audit_watchers):
+        watcher(event, args)
+
+
+def _watch_audit(watcher: Callable[[str, tuple[Any, ...]], None]) -> None:
+    """Add *watcher* (an audit hook cannot be removed: one is added per process, dormant while
+    no watcher is registered)."""
+    global _audit_hooked
+    with _lock:
+        if not _audit_hooked:
+            sys.addaudithook(_audit)
+            _audit_hooked = True
+        _audit_watchers.append(watcher)
+
+
+def _unwatch_audit(watcher: Callable[[str, tuple[Any, ...]], None]) -> None:
+    with _lock, contextlib.suppress(ValueError):
+        _audit_watchers.remove(watcher)
+
+
+def audited_egress(event: str, args: tuple[Any, ...]) -> tuple[str, str, int] | None:
+    """(kind, host, port) of an audit event that leaves (or may leave) the process."""
+    if event in _RAW_SENDS or event == "socket.sendmsg":
+        sock, address = args[0], args[-1]
+        if getattr(sock, "family", None) not in INET_FAMILIES:
+            return None
+        if not isinstance(address, tuple) or len(address) < 2:
+            return None
+        try:
+            host, port = str(address[0]), int(address[1])
+        except (TypeError, ValueError):
+            return None
+        return (SENDMSG if event == "socket.sendmsg" else RAW_SOCKET), host, port
+    if event in _DNS_EVENTS:
+        name = args[0]
+        if isinstance(name, bytes):
+            name = name.decode("idna", "replace")
+        if not isinstance(name, str) or not name or canonical_host(name) == "localhost":
+            return None
+        try:
+            ipaddress.ip_address(name.strip("[]").split("%", 1)[0])
+            return None  # a numeric address: no lookup leaves the machine
+        except ValueError:
+            pass
+        port = args[1] if event == "socket.getaddrinfo" and isinstance(args[1], int) else 0
+        return DNS, name, port
+    if event in _SPAWN_EVENTS:
+        first = args[1] if event == "os.spawn" else args[0]
+        if event == "subprocess.Popen" and first is None:
+            argv = args[1]
+            first = argv if isinstance(argv, (str, bytes)) else next(iter(argv or ()), "?")
+        text = os.fsdecode(first) if isinstance(first, (str, bytes, os.PathLike)) else str(first)
+        return SUBPROCESS, text.split()[0] if event == "os.system" and text.split() else text, 0
+    return None
 
 
 class EgressGuard:
@@ -216,9 +324,18 @@ class EgressGuard:
 
     def install(self) -> None:
         self._watch.install()
+        _watch_audit(self._audited)
 
     def uninstall(self) -> None:
+        _unwatch_audit(self._audited)
         self._watch.uninstall()
+
+    def _audited(self, event: str, args: tuple[Any, ...]) -> None:
+        """A raw `_socket` connect/sendto or a sendmsg to an address: refused like a patched
+        one (DNS and subprocesses pass: a private network namespace stops what they do)."""
+        found = audited_egress(event, args)
+        if found is not None and found[0] in (RAW_SOCKET, SENDMSG):
+            self._check(found[1], found[2])
 
     def release(self) -> None:
         """Stop blocking (a selective replay went live)."""
@@ -241,30 +358,41 @@ class EgressRecorder:
     """Recording: list connections opened outside every seam; refuse LLM-shaped requests."""
 
     def __init__(self) -> None:
-        self.egress: dict[tuple[str, int], Egress] = {}
+        self.egress: dict[tuple[Any, ...], Egress] = {}
         self.refused: list[str] = []
         self._watch = _SocketWatch(self._connected, self._sending)
         self._lock = threading.Lock()
 
     def install(self) -> None:
         self._watch.install()
+        _watch_audit(self._audited)
 
     def uninstall(self) -> None:
+        _unwatch_audit(self._audited)
         self._watch.uninstall()
 
     def to_json(self) -> list[dict[str, Any]]:
-        return [self.egress[k].to_json() for k in sorted(self.egress)]
+        return [self.egress[k].to_json() for k in sorted(self.egress, key=_egress_order)]
 
-    def _connected(self, host: str, port: int) -> None:
+    def _connected(self, host: str, port: int, kind: str = CONNECT) -> None:
         if sending_library() is not None:
             return  # a seam's own connection: its exchanges are recorded
         stack = opener_stack()
+        library = opener_library(stack)
+        if kind != CONNECT and library.startswith(_NOT_EGRESS):
+            return  # symtrace's own (its writer process), the stdlib asking the OS about itself
+        key = (host, port) if kind == CONNECT else (kind, host, port)
         with self._lock:
-            seen = self.egress.get((host, port))
+            seen = self.egress.get(key)
             if seen is not None:
                 seen.count += 1
             else:
-                self.egress[(host, port)] = Egress(host, port, opener_library(stack), 1, stack)
+                self.egress[key] = Egress(host, port, library, 1, stack, kind)
+
+    def _audited(self, event: str, args: tuple[Any, ...]) -> None:
+        found = audited_egress(event, args)
+        if found is not None:
+            self._connected(found[1], found[2], found[0])
 
     def _sending(self, head: bytes) -> None:
         if not head or sending_library() is not None:
@@ -282,6 +410,11 @@ class EgressRecorder:
         )
         self.refused.append(reason)
         raise UnrecordedLLMRequest(reason)
+
+
+def _egress_order(key: tuple[Any, ...]) -> tuple[str, ...]:
+    """Connections first (as before the audit kinds), then by kind."""
+    return tuple(map(str, key)) if len(key) == 2 else ("~", *map(str, key))
 
 
 class GuardedSession(Protocol):

@@ -21,9 +21,12 @@ and opening waits for it (bounded): a recording's writer process may still be wr
 killed program sent it when the `symtrace record` parent reopens the bundle
 (docs/recording-process.md).
 
-A bundle that is the product of a larger operation (a selective replay's child bundle) is
-written into a staging directory and renamed into place on success, so a failed operation
-leaves nothing at the output path.
+A new bundle goes only where symtrace.bundle.output.check_target allows (never over a file, a
+symbolic link or a directory that is not a bundle, even with overwrite). A staging writer (a
+selective replay's child bundle) claims its path (output.OutputSlot: locked until the seal,
+written into `.NAME.partial-PID` and renamed into place on success), so a failed operation
+leaves nothing at the output path; `symtrace record` claims its path the same way around the
+writers of its processes. Symbolic links inside a bundle directory are refused on reopen.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from symtrace.bundle.format import (
     format_version,
     graph_at_read,
 )
+from symtrace.bundle.output import OutputSlot, check_target, is_bundle_dir, refuse_symlinks
 from symtrace.bundle.pack import scan
 from symtrace.bundle.reader import partial_events
 from symtrace.bundle.seal import (
@@ -64,7 +68,6 @@ from symtrace.bundle.seal import (
     trailer,
 )
 from symtrace.errors import (
-    BundleExistsError,
     BundleFormatError,
     BundleWriteError,
     RedactionError,
@@ -122,6 +125,7 @@ class BundleWriter:
         self._known_blobs: set[str] = set()
         self._split_memo = blobs.SplitMemo()  # a conversation re-sends its messages
         self._dir = self.path
+        self._slot: OutputSlot | None = None  # a staging writer's claim on its path
         self._files: dict[str, IO[bytes]] = {}
         # Appends kept for one write per file (see hold): pack lines, event lines, sums lines.
         self._holding = False
@@ -142,6 +146,7 @@ class BundleWriter:
         final and cannot be reopened.
         """
         root = Path(path)
+        refuse_symlinks(root, (MANIFEST, PACK, EVENTS, SUMS, STDOUT))
         manifest = unsealed_manifest(root)
         writer = cls(root, manifest, redactor=redactor, overwrite=True)
         writer.manifest = manifest
@@ -166,16 +171,17 @@ class BundleWriter:
         return writer
 
     def open(self) -> BundleWriter:
-        if (self.path / MANIFEST).exists() and not self.overwrite:
-            raise BundleExistsError(
-                f"{self.path} already holds a bundle; choose another path or pass --force"
-            )
+        """Create the bundle: only where check_target allows (a new or empty directory, or a
+        bundle replaced with *overwrite*); a staging writer claims the path (output.OutputSlot:
+        locked until the seal, written beside it, renamed into place)."""
+        if self.staging:
+            self._slot = OutputSlot(self.path, force=self.overwrite).claim()
+            self._dir = self._slot.staged
+        else:
+            check_target(self.path, self.overwrite)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            if self.staging:
-                self._dir = self.path.with_name(f".{self.path.name}.partial-{os.getpid()}")
-                shutil.rmtree(self._dir, ignore_errors=True)
-            elif self.overwrite and self.path.exists():
+            if not self.staging and self.overwrite and is_bundle_dir(self.path):
                 shutil.rmtree(self.path)
             self._dir.mkdir(parents=True, exist_ok=True)
             for name in (PACK, EVENTS, SUMS):
@@ -186,6 +192,8 @@ class BundleWriter:
             self._write_manifest(durable=False)
             self._open_files()
         except OSError as exc:
+            if self._slot is not None:
+                self._slot.discard()
             raise BundleWriteError(f"cannot write bundle at {self.path}: {exc}") from exc
         return self
 
@@ -245,10 +253,8 @@ class BundleWriter:
                 _fsync_dir(self._dir)
             except OSError as exc:
                 raise BundleWriteError(f"cannot seal bundle at {self.path}: {exc}") from exc
-            if self.staging:
-                if self.path.exists():
-                    shutil.rmtree(self.path)
-                os.replace(self._dir, self.path)
+            if self._slot is not None:
+                self._slot.commit()
                 self._dir = self.path
 
     def mark(self, **updates: Any) -> None:
@@ -264,8 +270,8 @@ class BundleWriter:
                 with contextlib.suppress(BundleWriteError):
                     self._write_held()
             self._close_files(durable=False)
-            if self.staging:
-                shutil.rmtree(self._dir, ignore_errors=True)
+            if self._slot is not None:
+                self._slot.discard()
 
     # -- content -------------------------------------------------------------------------
     @property

@@ -14,7 +14,7 @@ from typing import Any
 
 from symtrace.cli import term
 from symtrace.cli.inspect import cmd_adapters, cmd_diff, cmd_show, cmd_verify
-from symtrace.cli.run import add_placement_option, cmd_record, cmd_replay
+from symtrace.cli.run import add_placement_option, add_trust_options, cmd_record, cmd_replay
 from symtrace.errors import EXIT_USAGE, SymtraceError
 
 
@@ -43,10 +43,11 @@ exit codes:
   90              replay diverged, or could not be verified
   91              bad bundle: missing, corrupt, tampered, or of another version
   92              bad anchor, or nothing to repair (repair)
-  93              output exists (use --force) or is not writable
+  93              output exists (--force replaces only a bundle) or not writable
   94              adapter or instrumentation problem
   95              a secret would have been written; nothing was
   96              export: the OTLP collector failed
+  97              replay not run: the bundle's command is not approved (--trust)
   130 / 143       record or replay interrupted (SIGINT / SIGTERM)"""
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -138,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument(
         "--volatile-stdout", action="append", default=[], metavar="REGEX",
         help="leave stdout lines matching REGEX out of the outcome comparison; repeatable")
+    add_trust_options(rep)
     rep.set_defaults(func=cmd_replay)
 
     show = sub.add_parser(

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from symtrace.cli.run import add_placement_option
+from symtrace.cli.run import add_placement_option, add_trust_options
 from symtrace.diagnosis.attribution import (
     DEFAULT_ALPHA,
     DEFAULT_BUDGET,
@@ -69,13 +69,12 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--alpha", type=float, default=DEFAULT_ALPHA,
                    help=f"significance level of the critical step (default {DEFAULT_ALPHA})")
     p.add_argument("--jobs", type=int, default=1, help="rollouts run at once (default 1)")
-    p.add_argument("--endpoint", metavar="URL",
-                   help="the LLM endpoint of the live suffix (sets OPENAI_BASE_URL)")
     p.add_argument("--set-env", action="append", default=[], metavar="NAME=VALUE",
                    help="environment of the replayed program (repeatable)")
     p.add_argument("--cwd", metavar="DIR", help="run the program in DIR")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     add_placement_option(p, "the anchor request of a repair")
+    add_trust_options(p)
     p.set_defaults(func=cmd_attribute)
 
 
@@ -105,7 +104,7 @@ def cmd_attribute(args: argparse.Namespace) -> int:
             templates=load_templates(args.templates) if args.templates else None,
             hold_tools=not args.live_tools, outcome=outcome, command=args.command or None,
             set_env=env, placement=args.placement, jobs=args.jobs, alpha=args.alpha,
-            cwd=args.cwd, progress=progress, on_plan=on_plan,
+            cwd=args.cwd, trust=args.trust, progress=progress, on_plan=on_plan,
         )
     finally:
         bar.stop()

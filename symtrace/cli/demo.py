@@ -50,7 +50,7 @@ def run_demo(workdir: Path, *, keep: bool = False, console: Console | None = Non
         try:
             console.rule("1. record the example MAS against the stochastic endpoint")
             recorded = record_command(parent, command, task="Plan a two-day trip to Lisbon",
-                                      force=True, quiet=True)
+                                      force=True, quiet=True, trust=True)
             _print_output(console, recorded.stdout)
             rows.append(("record", f"{recorded.events} events, exit {recorded.exit_code}",
                          f"{stub.served} requests served"))
@@ -70,7 +70,7 @@ def run_demo(workdir: Path, *, keep: bool = False, console: Console | None = Non
 
             console.rule("4. strict replay")
             before = stub.served
-            strict = replay_bundle(parent, quiet=True)
+            strict = replay_bundle(parent, quiet=True, trust=True)  # recorded just now
             same = strict.stdout == recorded.stdout
             _print_output(console, strict.stdout)
             rows.append(("strict replay",
@@ -82,7 +82,7 @@ def run_demo(workdir: Path, *, keep: bool = False, console: Console | None = Non
             anchor = [e for e in bundle.events if e.is_llm][-1].id
             before = stub.served
             selective = replay_bundle(parent, anchor=anchor, guidance=GUIDANCE, out=child,
-                                      force=True, quiet=True)
+                                      force=True, quiet=True, trust=True)
             _print_output(console, selective.stdout)
             if selective.child_bundle is None:
                 console.print("[red]selective replay did not produce a child bundle[/red]")

@@ -22,7 +22,7 @@ from rich.console import Console
 
 from symtrace.cli import term
 from symtrace.cli.replay_output import print_divergence
-from symtrace.cli.run import add_placement_option
+from symtrace.cli.run import add_placement_option, add_trust_options
 from symtrace.diagnosis.anchors import AnchorPolicy
 from symtrace.diagnosis.errors import DiagnosisConfigError, DiagnosisError
 from symtrace.diagnosis.evaluate import evaluate, load_labels, render_report
@@ -110,6 +110,7 @@ def add_parsers(subparsers: Any) -> None:
     r.add_argument("--json", action="store_true", help="print the repair plan/result as JSON")
     r.add_argument("--report-json", metavar="FILE", help="divergence report path (replay)")
     r.add_argument("--quiet", action="store_true", help="do not echo the program's stdout")
+    add_trust_options(r)
     _common(r)
     r.set_defaults(func=run_repair)
 
@@ -324,6 +325,8 @@ def run_repair(args: argparse.Namespace) -> int:
         command=command or None,
         report_json=args.report_json,
         quiet=args.quiet or args.json,  # --json: stdout carries only the JSON
+        trust=args.trust,
+        endpoint=args.endpoint,
     )
     if args.json:
         sys.stdout.write(to_json_bytes(result.to_json()).decode())

@@ -77,12 +77,26 @@ def cmd_record(args: argparse.Namespace) -> int:
             f"which is marked incomplete (exit code {outcome.exit_code})"
         )
     for egress in outcome.unrecorded_egress:
-        term.err(
-            f"symtrace: note: unrecorded egress to {egress['host']}:{egress['port']} "
-            f"({egress['count']}x, by {egress['library']}): outside every HTTP seam, so a strict "
-            "replay will refuse it unless allowed with --allow-host"
-        )
+        term.err(_egress_note(egress))
     return outcome.exit_code
+
+
+def _egress_note(egress: dict[str, Any]) -> str:
+    """One line per unrecorded egress (symtrace.boundaries.egress kinds)."""
+    kind, count, library = egress.get("kind", "connect"), egress["count"], egress["library"]
+    where = f"{egress['host']}:{egress['port']}"
+    if kind == "dns":
+        return (f"symtrace: note: unrecorded DNS lookup of {egress['host']} ({count}x, by "
+                f"{library}): a strict replay runs without network where the OS allows it")
+    if kind == "subprocess":
+        return (f"symtrace: note: subprocess {egress['host']} started ({count}x, by {library}): "
+                "its network use is not recorded; a strict replay runs it without network "
+                "where the OS allows it")
+    how = {"raw_socket": " through the raw _socket module",
+           "sendmsg": " with sendmsg"}.get(kind, "")
+    return (f"symtrace: note: unrecorded egress to {where}{how} ({count}x, by {library}): "
+            "outside every HTTP seam, so a strict replay will refuse it unless allowed with "
+            "--allow-host")
 
 
 # -- replay ------------------------------------------------------------------------------------
@@ -105,6 +119,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         allow_hosts=args.allow_host,
         volatile_stdout=args.volatile_stdout,
         cwd=args.cwd,
+        trust=args.trust,
+        endpoint=args.endpoint,
     )
     if outcome.anchor_note:
         term.err(f"symtrace: {outcome.anchor_note}")
@@ -163,3 +179,16 @@ def add_placement_option(parser: argparse.ArgumentParser, where: str) -> None:
         choices=PLACEMENTS,
         help=f"where the guidance goes in {where} (default: a new user message)",
     )
+
+
+def add_trust_options(parser: argparse.ArgumentParser) -> None:
+    """--trust and --endpoint, shared by `replay` and `repair` (docs/security.md)."""
+    parser.add_argument(
+        "--trust", action="store_true",
+        help="run the bundle's command without asking (scripts, CI): without it a command you "
+        "did not record or approve on this machine is shown and confirmed at a terminal, and "
+        "refused elsewhere (exit 97)")
+    parser.add_argument(
+        "--endpoint", metavar="URL",
+        help="where live calls go (sets OPENAI_BASE_URL; default: your environment's). A URL "
+        "named by the bundle is never used")

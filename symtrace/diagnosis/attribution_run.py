@@ -133,6 +133,7 @@ class RunOptions:
     jobs: int = 1
     alpha: float = DEFAULT_ALPHA
     cwd: str | None = None
+    trust: bool = False  # run the bundle's command without asking (docs/security.md)
 
 
 Progress = Callable[[RolloutResult, int, int], None]  # (result, done, total)
@@ -157,6 +158,10 @@ def run_attribution(bundle_path: str | os.PathLike[str], plan: AttributionPlan,
             if progress is not None:
                 progress(result, len(done), total)
 
+    if todo and (options.jobs == 1 or not options.trust):
+        # the first rollout alone: consent to the bundle's command is asked (or refused,
+        # exit 97) once, before any other rollout starts; a "y" approves the rest
+        record(run_rollout(bundle_path, todo.pop(0), plan.hold_tools, options))
     if options.jobs == 1:
         for rollout in todo:
             record(run_rollout(bundle_path, rollout, plan.hold_tools, options))
@@ -183,7 +188,7 @@ def run_rollout(bundle_path: str | os.PathLike[str], rollout: Rollout, hold_tool
         bundle_path, anchor=rollout.node, guidance=rollout.guidance or None,
         placement=options.placement, out=child, command=options.command, quiet=True,
         force=True, set_env=dict(options.set_env or {}), cwd=options.cwd,
-        hold_tools=hold_tools,
+        hold_tools=hold_tools, trust=options.trust,
     )
     if outcome.diverged or outcome.child_bundle is None:
         report = outcome.report.render() if outcome.report is not None else "no child bundle"
@@ -258,6 +263,7 @@ def attribute(
     jobs: int = 1,
     alpha: float = DEFAULT_ALPHA,
     cwd: str | None = None,
+    trust: bool = False,
     progress: Progress | None = None,
     on_plan: Callable[[AttributionPlan], None] | None = None,
 ) -> Attribution:
@@ -278,7 +284,7 @@ def attribute(
         on_plan(plan)
     target = Path(out) if out is not None else default_out(bundle_path)
     options = RunOptions(target, outcome or ExitCodeOutcome(), command, set_env, placement,
-                         jobs, alpha, cwd)
+                         jobs, alpha, cwd, trust)
     return run_attribution(bundle_path, plan, options, progress=progress)
 
 

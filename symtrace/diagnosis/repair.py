@@ -138,8 +138,11 @@ def run_plan(
     command: list[str] | None = None,
     report_json: str | None = None,
     quiet: bool = False,
+    trust: bool = False,
+    endpoint: str | None = None,
 ) -> RepairResult:
-    """Run a planned repair as one selective replay (the CLI prints the plan first)."""
+    """Run a planned repair as one selective replay (the CLI prints the plan first; *trust*
+    and *endpoint* as for replay_bundle)."""
     try:
         from symtrace.process.runner import replay_bundle
     except ImportError as exc:
@@ -156,5 +159,7 @@ def run_plan(
         command=command,
         report_json=report_json,
         quiet=quiet,
+        trust=trust,
+        endpoint=endpoint,
     )
     return RepairResult(plan, outcome)

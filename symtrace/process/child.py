@@ -49,13 +49,17 @@ from symtrace.record.sinks import Recording, continued_recording
 from symtrace.replay.replayer import Replayer
 from symtrace.session.core import Session, activate, deactivate
 
+bundle_dir: str | None = None  # the launch's bundle: the bootstrap imports nothing from it
+
 
 def start() -> None:
     """Start the session this process was launched for (the bootstrap calls this only when
     SYMTRACE_CHILD is set); a launch file that cannot be read raises HandBackError."""
+    global bundle_dir
     launch = take_launch()
     if launch is None:
         raise RuntimeError("symtrace.process.child.start() outside `symtrace record/replay`")
+    bundle_dir = launch.bundle
     redactor = Redactor.from_environment(names=list(launch.secret_envs))
     armed = adapter_registry.resolve(None if launch.adapters is None else list(launch.adapters))
     session: Session

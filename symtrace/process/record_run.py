@@ -4,7 +4,6 @@ finalize the bundle from how the program ended and what the child handed back.""
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -14,6 +13,7 @@ from typing import Any
 from symtrace.boundaries.egress import network_manifest
 from symtrace.bundle.format import KIND_RECORDING
 from symtrace.bundle.manifest import new_manifest, new_seed
+from symtrace.bundle.output import OutputSlot
 from symtrace.bundle.writer import BundleWriter
 from symtrace.errors import (
     BundleWriteError,
@@ -25,25 +25,12 @@ from symtrace.errors import (
 from symtrace.frameworks.refusals import UnsupportedFrameworkError
 from symtrace.frameworks.registry import resolve as resolve_adapters
 from symtrace.model.redaction import Redactor
+from symtrace.process.consent import ENV_PREFIXES, approve_recorded
 from symtrace.process.protocol import ENV_LAUNCH, HandBack, Launch, Mode, Recorded
 from symtrace.process.spawn import run_instrumented
 from symtrace.process.supervise import ChildExit
 from symtrace.record.outcome import complete_bundle
 from symtrace.record.sinks import with_graph
-
-ENV_PREFIXES = (
-    "OPENAI_",
-    "SYMTRACE_",
-    "CREWAI_",
-    "OTEL_",
-    "AUTOGEN",
-    "AG2",
-    "PYTHONHASHSEED",
-    "TZ",
-    "LANG",
-    "LC_",
-    "TIKTOKEN_",
-)
 
 
 class RecordStatus(StrEnum):
@@ -111,6 +98,8 @@ def record_command(
     # then; an unnamed one is refused here, before anything runs or is written.
     argv = redactor.scrub_command(list(command))
     cmd: dict[str, Any] = {"argv": argv, "cwd": os.getcwd(), "env": redactor.scrub_env(env)}
+    if env_keep:  # names only: replay applies these beside the ones recording always captures
+        cmd["env_keep"] = sorted(set(env_keep))
     if secret_envs:  # names only: replay redacts the same variables
         cmd["secret_env"] = sorted(set(secret_envs))
     manifest = new_manifest(
@@ -124,11 +113,26 @@ def record_command(
         command=cmd,
     )
     manifest = with_graph(manifest, graph)
-    writer = BundleWriter(out, manifest, redactor=redactor, overwrite=force).open()
+    # the path is claimed before anything runs: refused (exit 93) if it holds anything but a
+    # bundle (--force), locked against a second recorder, written beside it and renamed in
+    slot = OutputSlot(out, force=force).claim()
+    try:
+        return _record_into(slot, manifest, redactor, command, adapters, armed, secret_envs,
+                            hash_seed, quiet)
+    finally:
+        slot.release()  # committed or discarded already, or left unsealed at slot.staged
+
+
+def _record_into(slot: OutputSlot, manifest: dict[str, Any], redactor: Redactor,
+                 command: Sequence[str], adapters: Sequence[str] | None, armed: list[Any],
+                 secret_envs: Sequence[str], hash_seed: str, quiet: bool) -> RecordOutcome:
+    staged, out = slot.staged, slot.path
+    writer = BundleWriter(staged, manifest, redactor=redactor).open()
     writer.close()
+    approve_recorded(writer.manifest, out)  # this user runs it now: its replay need not ask
     launch = Launch(
         mode=Mode.RECORD,
-        bundle=str(Path(out).resolve()),
+        bundle=str(staged.resolve()),
         adapters=None if adapters is None else tuple(a.name for a in armed),
         secret_envs=tuple(secret_envs),
     )
@@ -138,10 +142,10 @@ def record_command(
             quiet=quiet,
         )
     except HandBackError:  # a bundle finalized from a message nobody understood would lie
-        shutil.rmtree(out, ignore_errors=True)
+        slot.discard()
         raise
-    _refuse(out, hand_back)
-    writer = BundleWriter.reopen(out, redactor=redactor)
+    _refuse(slot, hand_back)
+    writer = BundleWriter.reopen(staged, redactor=redactor)
     status = _record_status(ended, hand_back)
     ended = replace(ended, stdout=redactor.scrub_bytes(ended.stdout))
     recorded = hand_back if isinstance(hand_back, Recorded) else None
@@ -151,6 +155,7 @@ def record_command(
         # the events the writer process lost are missing: sealed incomplete, and said so
         _seal_incomplete(writer, ended.stdout, status, ended.code, None,
                          f"writer process failed: {recorded.writer_failed}")
+        slot.commit()
         raise BundleWriteError(
             f"{recorded.writer_failed} (the bundle at {out} is sealed incomplete)")
     if status.finished and recorded is not None:  # finished: it handed back (_record_status)
@@ -163,18 +168,20 @@ def record_command(
             stdout=ended.stdout,
             status=status.value,
         )
+        slot.commit()
         return RecordOutcome(
-            ended.code, Path(out), len(writer.events), ended.stdout, egress, status
+            ended.code, out, len(writer.events), ended.stdout, egress, status
         )
     # An unfinished run: sealed as far as it got, marked incomplete, with what stopped it.
     _seal_incomplete(writer, ended.stdout, status, ended.code, ended.received or ended.signal)
+    slot.commit()
     if status is RecordStatus.NOT_INSTRUMENTED:
         raise NotInstrumented(
             f"the program was not instrumented (exit code {ended.code}); is symtrace importable "
             "by its interpreter?"
         )
     return RecordOutcome(
-        ended.exit_code, Path(out), len(writer.events), ended.stdout, egress, status,
+        ended.exit_code, out, len(writer.events), ended.stdout, egress, status,
         ended.received or ended.signal,
     )
 
@@ -187,11 +194,11 @@ def _seal_incomplete(writer: BundleWriter, stdout: bytes, status: RecordStatus,
         "status": status.value, "exit_code": exit_code, "signal": signal, "error": error})
 
 
-def _refuse(out: str | os.PathLike[str], hand_back: HandBack | None) -> None:
+def _refuse(slot: OutputSlot, hand_back: HandBack | None) -> None:
     """A recording the child refused leaves nothing on disk, and fails with the refusal."""
     if not isinstance(hand_back, Recorded) or hand_back.refusal is None:
         return
-    shutil.rmtree(out, ignore_errors=True)
+    slot.discard()
     if hand_back.refused:  # a bundle without the framework's LLM calls would mislead
         raise UnsupportedFrameworkError(hand_back.refused)
     if hand_back.egress_refused:  # an LLM call went around every seam: would replay live

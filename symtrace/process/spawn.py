@@ -13,6 +13,7 @@ from pathlib import Path
 
 from symtrace._version import PACKAGE_ROOT
 from symtrace.process.held_stderr import Held, held_path
+from symtrace.process.isolation import enter_private_network
 from symtrace.process.protocol import HandBack, Launch, read_hand_back
 from symtrace.process.supervise import ChildExit, run_child
 
@@ -20,16 +21,17 @@ BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
 
 
 def run_instrumented(
-    argv: Sequence[str], cwd: str, env: dict[str, str], launch: Launch, *, quiet: bool
+    argv: Sequence[str], cwd: str, env: dict[str, str], launch: Launch, *, quiet: bool,
+    isolate: bool = False,
 ) -> tuple[ChildExit, HandBack | None]:
     """Run *argv* under *launch* (its `hand_back` path is chosen here) and return how it ended
     and what it handed back (None: it never started a session). A malformed hand-back raises
-    HandBackError."""
+    HandBackError. *isolate*: in a private network namespace (isolation.py)."""
     with tempfile.TemporaryDirectory(prefix="symtrace-") as tmp:
         launch = replace(launch, hand_back=str(Path(tmp) / "hand-back.json"))
         launch_file = Path(tmp) / "launch.json"
         launch.write(launch_file)
-        ended = _run(argv, cwd, {**env, **launch.environ(launch_file)}, quiet)
+        ended = _run(argv, cwd, {**env, **launch.environ(launch_file)}, quiet, isolate)
         return _release_held(ended, held_path(launch.hand_back)), read_hand_back(
             Path(launch.hand_back))
 
@@ -45,7 +47,8 @@ def _release_held(ended: ChildExit, path: Path) -> ChildExit:
     return replace(ended, stderr_left_out=held.left_out)
 
 
-def _run(argv: Sequence[str], cwd: str, env: dict[str, str], quiet: bool) -> ChildExit:
+def _run(argv: Sequence[str], cwd: str, env: dict[str, str], quiet: bool,
+         isolate: bool) -> ChildExit:
     argv = list(argv)
     if argv and argv[0] in ("python", "python3"):
         argv[0] = sys.executable  # the interpreter symtrace runs in, where it is importable
@@ -53,4 +56,5 @@ def _run(argv: Sequence[str], cwd: str, env: dict[str, str], quiet: bool) -> Chi
     if env.get("PYTHONPATH"):
         paths.append(env["PYTHONPATH"])
     env = {**env, "PYTHONPATH": os.pathsep.join(paths)}
-    return run_child(argv, cwd, env, quiet=quiet)
+    return run_child(argv, cwd, env, quiet=quiet,
+                     before_exec=enter_private_network if isolate else None)

@@ -21,7 +21,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -50,10 +50,16 @@ class ChildExit:
 
 
 def run_child(
-    argv: Sequence[str], cwd: str, env: dict[str, str], *, quiet: bool
+    argv: Sequence[str], cwd: str, env: dict[str, str], *, quiet: bool,
+    before_exec: Callable[[], None] | None = None,
 ) -> ChildExit:
+    """Run *argv* (*before_exec*: called in the forked child before it execs, e.g. to enter
+    a private network namespace; SymtraceError if it fails: nothing ran)."""
     try:
-        proc = subprocess.Popen(list(argv), cwd=cwd, env=env, stdout=subprocess.PIPE)
+        proc = subprocess.Popen(list(argv), cwd=cwd, env=env, stdout=subprocess.PIPE,
+                                preexec_fn=before_exec)
+    except subprocess.SubprocessError as exc:  # before_exec raised in the child
+        raise SymtraceError(f"cannot start {argv[0]!r} isolated: {exc}") from exc
     except OSError as exc:
         raise SymtraceError(f"cannot start {argv[0]!r}: {exc}") from exc
     captured: list[bytes] = []

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from symtrace.errors import EXIT_DIVERGED, EXIT_USAGE
+from symtrace.errors import EXIT_DIVERGED, EXIT_NOT_APPROVED, EXIT_USAGE
 
 from .conftest import run_cli
 
@@ -33,9 +33,15 @@ def test_cwd_chooses_where_the_replayed_program_runs(tmp_path: Path):
     assert default.returncode == EXIT_DIVERGED and default.stdout == "two\n", default.stderr
     assert "SYM-R107" in default.stderr
 
-    here = run_cli("replay", str(bundle), "--cwd", ".", cwd=repo)
+    # the recorded command in another directory is another launch: approved with --trust
+    # (docs/security.md); your own command after -- runs in your directory without asking
+    untrusted = run_cli("replay", str(bundle), "--cwd", ".", cwd=repo)
+    assert untrusted.returncode == EXIT_NOT_APPROVED and untrusted.stdout == ""
+    here = run_cli("replay", str(bundle), "--cwd", ".", "--trust", cwd=repo)
     assert here.returncode == 0, here.stderr
     assert here.stdout == "one\n"
+    mine = run_cli("replay", str(bundle), "--", "python", "prog.py", cwd=repo)
+    assert mine.returncode == 0 and mine.stdout == "one\n", mine.stderr
 
     missing = run_cli("replay", str(bundle), "--cwd", str(tmp_path / "nowhere"), cwd=repo)
     assert missing.returncode == EXIT_USAGE

@@ -35,7 +35,7 @@ def replay(bundle: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess, d
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     result = subprocess.run(
         [sys.executable, "-m", "symtrace", "replay", str(bundle.relative_to(ROOT)),
-         "--cwd", ".", "--quiet", "--report-json", str(report)],
+         "--cwd", ".", "--trust", "--quiet", "--report-json", str(report)],
         cwd=ROOT, capture_output=True, text=True, env=env, timeout=300,
     )
     return result, orjson.loads(report.read_bytes()) if report.exists() else {}

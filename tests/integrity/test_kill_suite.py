@@ -148,7 +148,10 @@ def test_interrupted_recording(how, tmp_path, env):
 
 
 def test_symtrace_itself_killed_leaves_an_unsealed_readable_bundle(tmp_path, env):
-    proc, out = _gated(tmp_path, env, at=2)
+    proc, final = _gated(tmp_path, env, at=2)
+    # written beside its path until sealed (docs/security.md, *Output paths*): a killed
+    # recorder leaves it there, and nothing at the path
+    out = final.with_name(f".{final.name}.partial-{proc.pid}")
     # The group kill below ends the writer process too, and a killed writer loses the frames
     # it has not written yet (docs/recording-process.md): wait until it wrote what the program
     # sent before the gate, as it does within its pause, so the test does not race it.
@@ -158,6 +161,7 @@ def test_symtrace_itself_killed_leaves_an_unsealed_readable_bundle(tmp_path, env
     proc.wait(timeout=60)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=60)
+    assert not final.exists()
     loaded = load_bundle(out)
     assert not loaded.sealed and not loaded.complete
     assert len(loaded.events) == EVENTS_AFTER[2]

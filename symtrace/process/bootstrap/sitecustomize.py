@@ -26,7 +26,12 @@ def _start() -> None:
 def _chain() -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     saved = list(sys.path)
-    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    # never a sitecustomize shipped inside the bundle being recorded or replayed
+    bundle = sys.modules.get("symtrace.process.child")
+    bundle_dir = getattr(bundle, "bundle_dir", None)
+    inside = os.path.realpath(bundle_dir) if bundle_dir else None
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here
+                   and not (inside and _within(os.path.realpath(p or "."), inside))]
     module = sys.modules.pop("sitecustomize", None)
     try:
         import importlib
@@ -38,6 +43,10 @@ def _chain() -> None:
         sys.path[:] = saved
         if module is not None:
             sys.modules["sitecustomize"] = module
+
+
+def _within(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
 _start()

@@ -64,7 +64,7 @@ class TestReferenceBundles:
     @pytest.mark.parametrize("bundle", REFERENCE, ids=lambda p: p.name)
     def test_replays_strictly_with_no_endpoint(self, bundle: Path, no_endpoint) -> None:
         """Nothing listens at the recorded base URL: a live call could only fail."""
-        replayed = symtrace("replay", str(bundle.relative_to(REPO)), "--cwd", ".")
+        replayed = symtrace("replay", str(bundle.relative_to(REPO)), "--cwd", ".", "--trust")
         assert replayed.returncode == 0, replayed.stderr
         assert "FINAL: " in replayed.stdout
         scenario = bundle.name.removeprefix("ag2-")
@@ -74,8 +74,8 @@ class TestReferenceBundles:
     def test_divergent_case_fails_exactly_where_stated(self, case: Path, tmp_path: Path
                                                        ) -> None:
         expected = json.loads((case / "expected_divergence.json").read_text())
-        replayed = symtrace("replay", str(case.relative_to(REPO)), "--cwd", ".", "--quiet",
-                            "--report-json", str(tmp_path / "report.json"))
+        replayed = symtrace("replay", str(case.relative_to(REPO)), "--cwd", ".", "--trust",
+                            "--quiet", "--report-json", str(tmp_path / "report.json"))
         assert replayed.returncode == EXIT_DIVERGED, replayed.stderr
         report = json.loads((tmp_path / "report.json").read_text())["report"]
         assert report["kind"] == expected["kind"]

@@ -58,7 +58,7 @@ def test_there_are_reference_bundles():
 @pytest.mark.parametrize("bundle", CLI_REPLAYED, ids=lambda p: p.name)
 def test_reference_bundle_replays_strictly_with_no_endpoint(bundle, tmp_path):
     report = tmp_path / "report.json"
-    done = symtrace_cli("replay", str(bundle.relative_to(ROOT)), "--cwd", ".", "--quiet",
+    done = symtrace_cli("replay", str(bundle.relative_to(ROOT)), "--cwd", ".", "--trust", "--quiet",
                         "--report-json", str(report), env=without_endpoint())
     assert done.returncode == 0, done.stderr[-3000:]
     assert orjson.loads(report.read_bytes())["status"] == "replayed"
@@ -68,7 +68,7 @@ def test_reference_bundle_replays_strictly_with_no_endpoint(bundle, tmp_path):
 def test_divergent_bundle_fails_at_the_stated_event(bundle, tmp_path):
     expected = orjson.loads((bundle / "expected_divergence.json").read_bytes())
     report = tmp_path / "report.json"
-    done = symtrace_cli("replay", str(bundle.relative_to(ROOT)), "--cwd", ".", "--quiet",
+    done = symtrace_cli("replay", str(bundle.relative_to(ROOT)), "--cwd", ".", "--trust", "--quiet",
                         "--report-json", str(report), env=without_endpoint())
     assert done.returncode == 90, done.stderr[-3000:]
     found = orjson.loads(report.read_bytes())["report"]

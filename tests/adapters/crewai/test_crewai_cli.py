@@ -55,7 +55,7 @@ def test_symtrace_record_wraps_an_unchanged_crewai_program(crewai_home, tmp_path
 
 @pytest.mark.parametrize("bundle", BUNDLES, ids=lambda p: p.name)
 def test_reference_bundle_replays_strictly_with_its_recorded_output(bundle, crewai_home):
-    done = symtrace_cli("replay", str(bundle.relative_to(ROOT)), "--cwd", ".",
+    done = symtrace_cli("replay", str(bundle.relative_to(ROOT)), "--cwd", ".", "--trust",
                         env=subprocess_env(crewai_home))
     assert done.returncode == 0, done.stderr[-3000:]
     assert "replay matched every recorded boundary call" in done.stderr
@@ -74,7 +74,7 @@ def test_reference_bundle_replays_strictly_with_its_recorded_output(bundle, crew
 def test_divergent_bundle_fails_exactly_where_it_says(bundle, crewai_home, tmp_path):
     expected = orjson.loads((bundle / "expected_divergence.json").read_bytes())
     report = tmp_path / "report.json"
-    done = symtrace_cli("replay", str(bundle.relative_to(ROOT)), "--cwd", ".", "--quiet",
+    done = symtrace_cli("replay", str(bundle.relative_to(ROOT)), "--cwd", ".", "--trust", "--quiet",
                         "--report-json", str(report), env=subprocess_env(crewai_home))
     assert done.returncode == 90, done.stderr[-3000:]
     found = orjson.loads(report.read_bytes())["report"]
