@@ -2,7 +2,8 @@
 
 Every function takes per-case binary outcomes; a case (one source failure) contributes one
 outcome per method, never one per internal call or retry. Pure Python, deterministic (the
-bootstrap is seeded), no dependencies.
+bootstrap is seeded). Holm and the Wilson formula are shared with counterfactual attribution
+(symtrace/diagnosis/attribution_stats.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
+
+from symtrace.diagnosis.attribution_stats import holm as holm  # re-exported: the study uses it
+from symtrace.diagnosis.attribution_stats import wilson as wilson_rate
 
 BOOTSTRAP_SEED = 20260701  # the paper's seed (App. C.3)
 BOOTSTRAP_RESAMPLES = 10_000
@@ -29,13 +33,8 @@ def wilson(successes: int, n: int, z: float = Z95) -> Interval:
     """Wilson score interval for a proportion (95% by default)."""
     if n <= 0:
         raise ValueError("wilson() needs at least one case")
-    if not 0 <= successes <= n:
-        raise ValueError(f"successes must be within 0..{n}")
-    p = successes / n
-    denominator = 1 + z * z / n
-    center = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return Interval(p, max(0.0, center - half), min(1.0, center + half))
+    rate = wilson_rate(successes, n, z)  # one Wilson formula in the project
+    return Interval(rate.estimate, rate.low, rate.high)
 
 
 def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> float:
@@ -71,18 +70,6 @@ def paired_bootstrap_difference(
     low = estimates[int(0.025 * resamples)]
     high = estimates[min(resamples - 1, int(0.975 * resamples))]
     return Interval(100 * sum(diffs) / n, low, high)
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm step-down adjusted p-values, in the input order."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted = [0.0] * m
-    running = 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[index]))
-        adjusted[index] = running
-    return adjusted
 
 
 def rep_k(outcomes: Sequence[Sequence[bool]], k: int) -> float:
