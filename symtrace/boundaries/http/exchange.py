@@ -187,6 +187,10 @@ class Exchange:
         })
 
     def _finish(self, ticket: Ticket, record: dict[str, JSONValue]) -> None:
+        if not self.session.sink.accepting:
+            # The session ended first (its bundle sealed or dropped; the call still in flight
+            # was recorded as abandoned): the result reaches the program, nothing records it.
+            return
         if self.call.kind == LLM:
             self.session.finish(ticket, record)
         elif "error" in record:
@@ -300,7 +304,15 @@ def finish_open_streams() -> None:
 class StreamTap:
     """Collects a live stream's chunks as the program reads them (a seam's tee appends each
     to `chunks` as it passes it on, nothing more: the stream is parsed once, at its end);
-    records them once, when the stream ends, is closed, or the session ends with it open."""
+    records them once, when the stream ends, is closed, or the session ends with it open.
+
+    Its completion rank: a stream read to its last chunk completes where it ends. One that
+    ends before that (closed early, explicitly or by a `with` block's exit; garbage-collected,
+    which closes an SDK's stream; abandoned at session end; cut off by the network) completes
+    where it reached the program: the rank reserved then. Its end may come after calls the
+    program made in the meantime (a guard that reads the first tokens, then acts), and a
+    replay, which serves the stream whole when it is asked for, could never reach a rank
+    after those."""
 
     def __init__(self, exchange: Exchange, ticket: Ticket, status: int,
                  headers: dict[str, str], decode: Callable[[bytes], bytes] | None) -> None:
@@ -312,22 +324,24 @@ class StreamTap:
         self.chunks: list[bytes] = []
         self._done = threading.Lock()
         self._finished = False
-        # The response reached the program now: an abandoned stream completes here in the
-        # completion order (a stream read to its end completes where it ends).
+        # The response reached the program now: a stream that ends before its last chunk
+        # completes here in the completion order (one read to its end, where it ends).
         self._delivered_rank = exchange.session.reserve_completion()
-        _open_streams[id(self)] = lambda: self.finish(abandoned=True)
+        _open_streams[id(self)] = self.finish
 
     @property
     def finished(self) -> bool:
         return self._finished
 
-    def finish(self, abandoned: bool = False) -> None:
+    def finish(self, *, ended: bool = False) -> None:
+        """Record the stream. *ended*: the program read it to its last chunk (the seam's
+        tee saw the library's stream run out); otherwise it stopped early."""
         with self._done:
             if self._finished:
                 return
             self._finished = True
         _open_streams.pop(id(self), None)
-        if abandoned:
+        if not ended:
             self.ticket.completed = self._delivered_rank
         chunks = [self.decode(b"".join(self.chunks))] if self.decode else self.chunks
         self.exchange.streamed(self.ticket, self.status, self.headers, chunks)

@@ -192,7 +192,7 @@ def _stream_classes(lib: ModuleType) -> tuple[type, type, type]:
             for chunk in self.inner:
                 keep(chunk)
                 yield chunk
-            self.tap.finish()
+            self.tap.finish(ended=True)
 
         def close(self) -> None:
             try:
@@ -210,14 +210,12 @@ def _stream_classes(lib: ModuleType) -> tuple[type, type, type]:
                 keep(chunk)
                 yield chunk
             await self.tap.exchange.session.ahand_off()  # the stream ends in its turn
-            self.tap.finish()
+            self.tap.finish(ended=True)
 
         async def aclose(self) -> None:
             try:
                 await self.inner.aclose()
             finally:
-                if not self.tap.finished:  # closed before its end: it ends here, in its turn
-                    await self.tap.exchange.session.ahand_off()
-                self.tap.finish()
+                self.tap.finish()  # closed before its end: it completes where it was delivered
 
     return Chunks, SyncTee, AsyncTee
