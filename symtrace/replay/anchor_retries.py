@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from symtrace.boundaries.http.exchange import CUT
 from symtrace.model.canonical import JSONValue
 from symtrace.model.llm_streams import stream_ended
 from symtrace.model.llm_wire import WireFormat
@@ -115,10 +116,13 @@ def failure_of(response: JSONValue, fmt: WireFormat | None) -> str | None:
     if isinstance(status, int) and status >= 400:
         return f"HTTP {status}"
     if response.get("stream"):
+        cut = response.get(CUT)
+        if isinstance(cut, dict):
+            return f"the stream was cut off ({cut.get('type')}: {cut.get('message')})"
         chunks = response.get("chunks")
         text = "".join(c for c in chunks if isinstance(c, str)) if isinstance(chunks, list) else ""
         if not stream_ended(fmt, text):
-            return "the stream was cut off before its end"
+            return "the stream ended before its provider's last event"
     return None
 
 

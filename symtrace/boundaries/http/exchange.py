@@ -49,6 +49,10 @@ KEPT_RESPONSE_HEADERS = (
 
 _KEPT = frozenset(KEPT_RESPONSE_HEADERS)
 
+# A stream record's key for the transport error that cut the stream off (absent when the
+# stream ended, or the program stopped reading it, without one).
+CUT = "cut"
+
 # The library whose seam is sending right now (None outside every seam): a connection opened
 # while it is set went through a recorded boundary (see symtrace.boundaries.egress).
 _SENDING: ContextVar[str | None] = ContextVar("symtrace_sending", default=None)
@@ -92,12 +96,14 @@ class WireRequest(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Recorded:
-    """A response to hand back: a plain body, or (`chunks` set) a stream served chunk by chunk."""
+    """A response to hand back: a plain body, or (`chunks` set) a stream served chunk by chunk
+    (`cut`: the error that cut it off after its last chunk, when the network did)."""
 
     status: int
     headers: dict[str, str]
     content: bytes
     chunks: tuple[bytes, ...] | None = None
+    cut: BaseException | None = None
 
 
 class SeamErrors(Protocol):
@@ -133,7 +139,9 @@ class Exchange:
         headers = {str(k): str(v) for k, v in (record.get("headers") or {}).items()}
         if record.get("stream"):
             chunks = tuple(c.encode() for c in record.get("chunks") or [])
-            return Recorded(int(record["status"]), headers, b"".join(chunks), chunks)
+            cut = record.get(CUT)
+            return Recorded(int(record["status"]), headers, b"".join(chunks), chunks,
+                            self.seam.rebuild_error(dict(cut)) if isinstance(cut, dict) else None)
         body = record.get("body")
         if isinstance(body, dict) and set(body) == {"$text"}:
             content = str(body["$text"]).encode()
@@ -151,8 +159,7 @@ class Exchange:
         return orjson.dumps(body)
 
     def failed(self, ticket: Ticket, exc: BaseException) -> None:
-        error = {"type": type(exc).__name__, "module": type(exc).__module__, "message": str(exc)}
-        self._finish(ticket, {"error": error})
+        self._finish(ticket, {"error": error_record(exc)})
 
     def completed(self, ticket: Ticket, status: int, headers: Any, content: bytes, *,
                   kept: bool = False) -> None:
@@ -175,16 +182,21 @@ class Exchange:
         return StreamTap(self, ticket, status, headers if kept else kept_headers(headers),
                          decode)
 
-    def streamed(self, ticket: Ticket, status: int, headers: Any, chunks: list[bytes]) -> None:
-        """Record a stream response: its chunks (served one by one) and the assembled object."""
+    def streamed(self, ticket: Ticket, status: int, headers: Any, chunks: list[bytes],
+                 cut: BaseException | None = None) -> None:
+        """Record a stream response: its chunks (served one by one) and the assembled object;
+        *cut*: the transport error that cut it off (replay raises it after the chunks)."""
         texts = chunk_texts(chunks)
-        self._finish(ticket, {
+        record: dict[str, JSONValue] = {
             "status": status,
             "headers": kept_headers(headers),
             "stream": True,
             "chunks": texts,
             "body": assemble(self.format, "".join(texts)),
-        })
+        }
+        if cut is not None:
+            record[CUT] = error_record(cut)
+        self._finish(ticket, record)
 
     def _finish(self, ticket: Ticket, record: dict[str, JSONValue]) -> None:
         if not self.session.sink.accepting:
@@ -197,6 +209,11 @@ class Exchange:
             self.session.finish(ticket, {"ok": False, "error": record["error"]})
         else:
             self.session.finish(ticket, {"ok": True, "value": record})
+
+
+def error_record(exc: BaseException) -> dict[str, JSONValue]:
+    """A transport error as recorded: its class (rebuilt by the seam on replay) and message."""
+    return {"type": type(exc).__name__, "module": type(exc).__module__, "message": str(exc)}
 
 
 def chunk_texts(chunks: list[bytes]) -> list[str]:
@@ -324,6 +341,7 @@ class StreamTap:
         self.chunks: list[bytes] = []
         self._done = threading.Lock()
         self._finished = False
+        self._cut: BaseException | None = None
         # The response reached the program now: a stream that ends before its last chunk
         # completes here in the completion order (one read to its end, where it ends).
         self._delivered_rank = exchange.session.reserve_completion()
@@ -332,6 +350,12 @@ class StreamTap:
     @property
     def finished(self) -> bool:
         return self._finished
+
+    def cut(self, exc: BaseException) -> None:
+        """The network cut the stream off with *exc* (the seam re-raises it): it ends now,
+        before its last chunk, and replay raises the same error after the same chunks."""
+        self._cut = exc
+        self.finish()
 
     def finish(self, *, ended: bool = False) -> None:
         """Record the stream. *ended*: the program read it to its last chunk (the seam's
@@ -344,4 +368,4 @@ class StreamTap:
         if not ended:
             self.ticket.completed = self._delivered_rank
         chunks = [self.decode(b"".join(self.chunks))] if self.decode else self.chunks
-        self.exchange.streamed(self.ticket, self.status, self.headers, chunks)
+        self.exchange.streamed(self.ticket, self.status, self.headers, chunks, self._cut)
