@@ -31,10 +31,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from symtrace.boundaries.http.exchange import CUT
+from symtrace.model.attempts import failure_of, wire_format_of
 from symtrace.model.canonical import JSONValue
-from symtrace.model.llm_streams import stream_ended
-from symtrace.model.llm_wire import WireFormat
 from symtrace.session.core import LLM, BoundaryCall
 
 NO_RESPONSE = "no response (the caller gave up on it)"
@@ -86,7 +84,7 @@ class AnchorAttempts:
         """An attempt's result reached the program: keep whether it failed."""
         for attempt in self.attempts:
             if attempt.event_id == event_id:
-                attempt.failure = failure_of(response, _format(call))
+                attempt.failure = failure_of(response, wire_format_of(call.meta))
                 return
 
     @property
@@ -103,31 +101,3 @@ class AnchorAttempts:
     def to_json(self) -> list[dict[str, JSONValue]]:
         """Each attempt's event id and failure (None: the one that succeeded), in order."""
         return [{"event_id": a.event_id, "failure": a.failure} for a in self.attempts]
-
-
-def failure_of(response: JSONValue, fmt: WireFormat | None) -> str | None:
-    """Why the recorded LLM *response* is a failed attempt (an SDK would retry it), or None."""
-    if not isinstance(response, dict):
-        return None
-    error = response.get("error")
-    if "status" not in response and isinstance(error, dict):  # a transport failure
-        return f"{error.get('type') or 'error'}: {error.get('message') or ''}".rstrip(": ")
-    status = response.get("status")
-    if isinstance(status, int) and status >= 400:
-        return f"HTTP {status}"
-    if response.get("stream"):
-        cut = response.get(CUT)
-        if isinstance(cut, dict):
-            return f"the stream was cut off ({cut.get('type')}: {cut.get('message')})"
-        chunks = response.get("chunks")
-        text = "".join(c for c in chunks if isinstance(c, str)) if isinstance(chunks, list) else ""
-        if not stream_ended(fmt, text):
-            return "the stream ended before its provider's last event"
-    return None
-
-
-def _format(call: BoundaryCall) -> WireFormat | None:
-    try:
-        return WireFormat(call.meta.get("wire_format"))
-    except ValueError:
-        return None

@@ -27,8 +27,9 @@ import pytest
 import symtrace
 from symtrace.bundle import load_bundle
 from symtrace.errors import GuidedAnchorFailed, SymtraceError
+from symtrace.model.attempts import failure_of, wire_format_of
 from symtrace.model.events import ATTEMPT, RETRY_OF
-from symtrace.replay.anchor_retries import AnchorAttempts, failure_of
+from symtrace.replay.anchor_retries import AnchorAttempts
 from symtrace.session.context import Attribution
 from symtrace.session.core import LLM, BoundaryCall
 from symtrace.stub import handler as stub_handler
@@ -376,9 +377,57 @@ class TestWhatIsARetry:
                "cut": {"type": "RemoteProtocolError", "message": "peer closed"}}
         short = {"status": 200, "stream": True, "chunks": ["data: {}\n\n"]}
         whole = {"status": 200, "stream": True, "chunks": ["data: {}\n\n", "data: [DONE]\n\n"]}
-        chat = _call("q").meta["wire_format"]
-        from symtrace.model.llm_wire import WireFormat
-        fmt = WireFormat(chat)
+        fmt = wire_format_of(_call("q").meta)
         assert "cut off" in (failure_of(cut, fmt) or "")
         assert failure_of(short, fmt) is not None
         assert failure_of(whole, fmt) is None
+
+
+# -- the CLI: the success line, the report, `show`, and SYM-R109 ---------------------------------
+CLI_PROGRAM = '''
+from openai import OpenAI
+client = OpenAI()  # the SDK's default retries (max_retries=2)
+first = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "q0"}])
+text = first.choices[0].message.content
+second = client.chat.completions.create(
+    model="m", messages=[{"role": "user", "content": "q1 after " + text}])
+print(second.choices[0].message.content)
+'''
+
+
+@pytest.mark.slow
+def test_the_cli_says_how_many_attempts_the_anchor_took(stub, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    program = tmp_path / "program.py"
+    program.write_text(CLI_PROGRAM)
+    env = {**os.environ, "OPENAI_BASE_URL": stub.url, "OPENAI_API_KEY": "sk-test"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "symtrace", *args], capture_output=True,
+                              text=True, env=env, timeout=240)
+
+    recorded = cli("record", "-o", str(tmp_path / "b"), "--", sys.executable, str(program))
+    assert recorded.returncode == 0, recorded.stderr[-3000:]
+    flaky = Flaky(stub, "429")
+    report = tmp_path / "report.json"
+    repaired = cli("replay", str(tmp_path / "b"), "--anchor", ANCHOR, "--guidance", MARK,
+                   "-o", str(tmp_path / "c"), "--report-json", str(report))
+    assert repaired.returncode == 0, repaired.stderr[-3000:]
+    assert "the anchor took 2 attempts, each with the guidance (retried after HTTP 429)" in (
+        " ".join(repaired.stderr.split()))
+    attempts = json.loads(report.read_text())["lineage"]["anchor_attempts"]
+    assert [a["failure"] for a in attempts] == ["HTTP 429", None]
+    shown = cli("show", str(tmp_path / "c"), "--width", "200")
+    assert shown.returncode == 0 and "HTTP 429, retried" in shown.stdout, shown.stdout
+    assert '{"body"' not in shown.stdout
+
+    flaky.left = 99  # every guided attempt fails: a typed error, no child, never "live"
+    failed = cli("replay", str(tmp_path / "b"), "--anchor", ANCHOR, "--guidance", MARK,
+                 "-o", str(tmp_path / "d"), "--report-json", str(report))
+    assert failed.returncode == 90, failed.stderr[-3000:]
+    assert "SYM-R109" in failed.stderr and "selective replay wrote" not in failed.stderr
+    assert json.loads(report.read_text())["report"]["kind"] == "anchor_failed"
+    assert not (tmp_path / "d").exists()

@@ -32,6 +32,7 @@ from typing import Any, NamedTuple, Protocol
 import orjson
 
 from symtrace.errors import SymtraceError
+from symtrace.model.attempts import CUT
 from symtrace.model.canonical import JSONValue, canonical_tool_call, scanned_http_request
 from symtrace.model.llm_streams import assemble
 from symtrace.model.llm_wire import WireFormat, wire_format
@@ -48,10 +49,6 @@ KEPT_RESPONSE_HEADERS = (
 )
 
 _KEPT = frozenset(KEPT_RESPONSE_HEADERS)
-
-# A stream record's key for the transport error that cut the stream off (absent when the
-# stream ended, or the program stopped reading it, without one).
-CUT = "cut"
 
 # The library whose seam is sending right now (None outside every seam): a connection opened
 # while it is set went through a recorded boundary (see symtrace.boundaries.egress).
