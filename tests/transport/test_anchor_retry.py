@@ -18,7 +18,7 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +116,19 @@ def app_retries(ask: Callable[[], str], attempts: int = 3) -> str:
     raise AssertionError("unreachable")
 
 
+async def app_retries_async(ask: Callable[[], Awaitable[str]], attempts: int = 3) -> str:
+    """`app_retries` in a task (one task retries, as an async program does)."""
+    for attempt in range(attempts):
+        try:
+            return await ask()
+        except SymtraceError:
+            raise
+        except Exception:  # whatever the library raises for a failed attempt
+            if attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
 def openai_program(url: str, *, stream: bool = False, use_async: bool = False) -> list[str]:
     def messages(text: str) -> list[dict[str, str]]:
         return [{"role": "user", "content": text}]
@@ -131,18 +144,14 @@ def openai_program(url: str, *, stream: bool = False, use_async: bool = False) -
                     reply = await client.chat.completions.create(model="m",
                                                                  messages=messages(text))
                     return reply.choices[0].message.content or ""
-                for attempt in range(3):
-                    try:
-                        chunks = await client.chat.completions.create(
-                            model="m", messages=messages(text), stream=True)
-                        return "".join([c.choices[0].delta.content or ""
-                                        async for c in chunks if c.choices])
-                    except SymtraceError:
-                        raise
-                    except Exception:  # the app's retry of a cut stream
-                        if attempt == 2:
-                            raise
-                raise AssertionError("unreachable")
+
+                async def read() -> str:
+                    chunks = await client.chat.completions.create(
+                        model="m", messages=messages(text), stream=True)
+                    return "".join([c.choices[0].delta.content or ""
+                                    async for c in chunks if c.choices])
+
+                return await app_retries_async(read)
 
             first = await ask("q0")
             return [first, await ask(f"q1 after {first}")]
@@ -221,16 +230,13 @@ def plain_program(lib: str, url: str) -> list[str]:
             async with aiohttp.ClientSession() as session:
                 async def ask_async(text: str) -> str:
                     body = {"model": "m", "messages": [{"role": "user", "content": text}]}
-                    for attempt in range(3):
-                        try:
-                            async with session.post(endpoint, json=body) as response:
-                                response.raise_for_status()
-                                return (await response.json())["choices"][0]["message"][
-                                    "content"]
-                        except aiohttp.ClientError:
-                            if attempt == 2:
-                                raise
-                    raise AssertionError("unreachable")
+
+                    async def post_async() -> str:
+                        async with session.post(endpoint, json=body) as response:
+                            response.raise_for_status()
+                            return (await response.json())["choices"][0]["message"]["content"]
+
+                    return await app_retries_async(post_async)
 
                 first = await ask_async("q0")
                 return [first, await ask_async(f"q1 after {first}")]
