@@ -328,8 +328,11 @@ class TestAbandoned:
                 daemon=True,
             )
             asking.start()
-            if fail:  # fails while the call is still waiting for its answer
-                time.sleep(0.2)
+            if fail:  # fails while the call is still waiting for its answer (the endpoint
+                # has it: a state, not a time; a loaded machine may take long to send it)
+                deadline = time.monotonic() + 30
+                while len(stub.requests) < 2 and time.monotonic() < deadline:  # 1: recording
+                    time.sleep(0.01)
                 raise RuntimeError("the program failed")
             asking.join()
 
