@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: demo mutation-suite test test-main test-next lint bench setup browser local-llm \
+.PHONY: demo mutation-suite test test-main test-next test-versions lint bench setup browser local-llm \
         test-local-llm study-stub study-local generated replay-stress \
         replay-stress-generated
 
@@ -32,7 +32,7 @@ browser:
 # The whole test suite (what CI runs): the main environment (.venv, constraints.txt: openai 2,
 # classic AG2, CrewAI, AgentChat), then the second one (.nox/next, constraints-next.txt: openai 3
 # over httpx2, anthropic 2, AG2 1.x, AgentChat on openai 3; noxfile.py says why it is separate).
-test: test-main test-next
+test: test-main test-next test-versions
 
 test-main: setup browser
 	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks experiments noxfile.py
@@ -40,6 +40,36 @@ test-main: setup browser
 
 test-next: setup
 	$(VENV)/bin/nox -s next
+
+# The other Pythons pyproject.toml claims (3.11 is .venv's): the version-sensitive suites on 3.12
+# and 3.13 (noxfile.py `versions`, `versions_next`). Each interpreter is python3.X on PATH (not a
+# pyenv shim, which works only with pyenv initialised), else pyenv's newest 3.X.* ($$PYENV_ROOT,
+# ~/.pyenv, /root/.pyenv); none found is an error, not a skip.
+find_python = $(firstword $(filter-out %/shims/python$(1),$(shell command -v python$(1) 2>/dev/null)) \
+  $(shell ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$(1).*/bin/python$(1) \
+          /root/.pyenv/versions/$(1).*/bin/python$(1) 2>/dev/null | sort -V | tail -n 1))
+PYTHON312 ?= $(call find_python,3.12)
+PYTHON313 ?= $(call find_python,3.13)
+# What CI runs on them (its budget: the whole version-sensitive suites are `nox -s versions
+# versions_next` without these): the HTTP seams and streams, the integrity tests the garbage
+# collector's timing changes, completion order and hand-off, a round trip per framework.
+VERSION_TESTS ?= tests/transport tests/integrity/test_offload_differential.py \
+  tests/integrity/test_graph_at_read.py tests/unit/test_completion_order.py \
+  tests/unit/test_handoff.py tests/unit/test_order_without_timing.py \
+  tests/unit/test_attribution.py tests/unit/test_patching.py tests/adapters/ag2/test_roundtrip.py \
+  tests/adapters/crewai/test_crewai_roundtrip.py \
+  tests/adapters/autogen_agentchat/test_agentchat_roundtrip.py \
+  tests/adapters/autogen_agentchat/test_agentchat_boundaries.py
+VERSION_TESTS_NEXT ?= tests/next_stack/test_transport.py tests/next_stack/test_anchor_retry.py \
+  tests/next_stack/test_early_closed_stream.py tests/next_stack/test_openai3_program.py \
+  tests/next_stack/ag2v1/test_ag2v1_hooks.py
+
+test-versions: setup
+	@test -x "$(PYTHON312)" || { echo "error: Python 3.12 not found: no python3.12 on PATH, none in pyenv's versions; set PYTHON312=/path/to/python3.12" >&2; exit 1; }
+	@test -x "$(PYTHON313)" || { echo "error: Python 3.13 not found: no python3.13 on PATH, none in pyenv's versions; set PYTHON313=/path/to/python3.13" >&2; exit 1; }
+	PATH="$(dir $(PYTHON312)):$(dir $(PYTHON313)):$$PATH" \
+	  SYMTRACE_VERSION_TESTS="$(VERSION_TESTS)" SYMTRACE_VERSION_TESTS_NEXT="$(VERSION_TESTS_NEXT)" \
+	  $(VENV)/bin/nox -s versions versions_next
 
 lint: setup
 	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks experiments noxfile.py

@@ -5,6 +5,20 @@ AG2 1.x, AgentChat on openai 3), which cannot share a venv with the main one (cr
     nox -s next                 # what `make test` runs after the main suite
     nox -s next -- -k ag2v1     # arguments after `--` go to pytest
     nox -s lock_next            # re-resolve the stack and rewrite constraints-next.txt
+    nox -s versions             # the version-sensitive suites on Python 3.12 and 3.13
+    nox -s versions-3.13 -- -x  # one of them
+
+The `versions` sessions prove the other Pythons `requires-python` claims (3.11 is the main
+environment's): the main stack (constraints.txt) and the second one (constraints-next.txt),
+each in its own `.nox/versions-3-1X` / `.nox/versions_next-3-1X` venv, run the suites where a
+Python version can change behaviour (frame inspection, asyncio internals, the garbage
+collector, the bootstrap, the HTTP patches, framework hooks): tests/unit, tests/transport,
+tests/integrity, tests/adapters and tests/next_stack, without the slow subprocess-heavy
+tests, which run on 3.11 only. `make test` (CI) runs a selection of them (the Makefile's
+VERSION_TESTS: the HTTP seams and streams, the garbage-collector-sensitive integrity tests,
+completion order and hand-off, one round trip per framework), for CI's budget.
+Interpreters are looked up as `python3.12` / `python3.13` on PATH (the Makefile puts
+pyenv's there), never downloaded: a missing one fails.
 
 Why nox: the sessions are plain Python (no ini dialect), it is the PyPA's own tool for this,
 and its default backend creates the venv with `venv` and installs with **pip**, so the
@@ -20,6 +34,7 @@ main environment never collects that directory (tests/conftest.py).
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -35,6 +50,17 @@ TESTS = "tests/next_stack"
 nox.options.sessions = ["next"]
 nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = True
+nox.options.download_python = "never"  # no interpreter from the network: a missing one fails
+
+OTHER_PYTHONS = ("3.12", "3.13")
+VERSION_SUITES = ("tests/unit", "tests/transport", "tests/integrity", "tests/adapters")
+# SYMTRACE_VERSION_TESTS / SYMTRACE_VERSION_TESTS_NEXT (paths, space-separated) narrow what the
+# `versions` / `versions_next` sessions run: CI's budget takes a selection (Makefile).
+SELECTION_ENV = "SYMTRACE_VERSION_TESTS"
+# Warnings nobody reads are errors here (and in the main suite: pyproject.toml): an unclosed
+# resource, an exception a thread ended with.
+STRICT_WARNINGS = ("-W", "error::ResourceWarning",
+                   "-W", "error::pytest.PytestUnhandledThreadExceptionWarning")
 
 
 @nox.session(name="next", venv_backend="venv")
@@ -45,6 +71,26 @@ def next_stack(session: nox.Session) -> None:
     session.run(
         "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", TESTS, *session.posargs,
     )
+
+
+@nox.session(python=OTHER_PYTHONS, venv_backend="venv")
+def versions(session: nox.Session) -> None:
+    """The version-sensitive suites of the main stack on another Python (not the slow ones)."""
+    session.install("-q", "-c", str(ROOT / "constraints.txt"), "-e", ".[frameworks,test]")
+    session.run("python", "-m", "pip", "check", silent=True)
+    suites = os.environ.get(SELECTION_ENV, "").split() or VERSION_SUITES
+    session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
+                *STRICT_WARNINGS, *suites, *session.posargs)
+
+
+@nox.session(python=OTHER_PYTHONS, venv_backend="venv")
+def versions_next(session: nox.Session) -> None:
+    """tests/next_stack on another Python (not the slow ones)."""
+    session.install("-q", "-c", str(CONSTRAINTS), "-e", f".[{EXTRAS}]")
+    session.run("python", "-m", "pip", "check", silent=True)
+    suites = os.environ.get(SELECTION_ENV + "_NEXT", "").split() or [TESTS]
+    session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
+                *STRICT_WARNINGS, *suites, *session.posargs)
 
 
 @nox.session(venv_backend="venv", reuse_venv=False)

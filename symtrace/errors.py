@@ -40,7 +40,10 @@
         │   ├── OrderUnreachable      — the recorded completion order cannot be reached
         │   ├── EgressBlocked         (also ConnectionRefusedError) — a connection the bundle
         │   │                           does not serve, refused at the socket (SYM-R106)
-        │   └── OutcomeMismatch       — exit code, final result or stdout differ (SYM-R107)
+        │   ├── OutcomeMismatch       — exit code, final result or stdout differ (SYM-R107)
+        │   └── GuidedAnchorFailed    — every guided attempt of a selective replay's anchor
+        │                               failed (HTTP error, timeout, cut-off stream): the
+        │                               guidance never reached the model (SYM-R109)
         └── UnreplayableEvent
 
 This module imports nothing from symtrace so that every other module can raise from it.
@@ -298,6 +301,13 @@ class EgressBlocked(ReplayDivergence, ConnectionRefusedError):
 
 class OutcomeMismatch(ReplayDivergence):
     """Every boundary call matched, but the run ended differently (SYM-R107)."""
+
+
+class GuidedAnchorFailed(ReplayDivergence):
+    """No guided attempt of a selective replay's anchor succeeded (SYM-R109): the provider
+    answered every one, retries included, with an HTTP error, a transport failure or a
+    stream cut off before its end. The repair never reached the model, so the run is no
+    evidence about it: an infrastructure error, not a failed repair."""
 
 
 class UnreplayableEvent(ReplayError):

@@ -39,6 +39,7 @@ import symtrace
 from symtrace.diagnosis import build_task_prompt, parse_task
 from symtrace.diagnosis.errors import NoEligibleAnchor
 from symtrace.diagnosis.repair import plan_repair
+from symtrace.model.divergence import DivergenceKind
 from symtrace.model.events import EventType
 from symtrace.process.runner import record_command, replay_bundle
 from symtrace_study.benchmark import Benchmark, Environment, task_index, task_split
@@ -71,7 +72,6 @@ UNREACHABLE = ("APIConnectionError", "APITimeoutError", "ConnectError", "Connect
 # A selective replay whose guided anchor request the provider failed every time, retries
 # included (issue 39's GuidedAnchorFailed, divergence code SYM-R109): the intervention never
 # reached the model, so the attempt is no evidence about the method.
-ANCHOR_FAILED = "SYM-R109"
 # ... or the provider refused or failed the request (rate limit, overload, server error, read
 # timeout) more often than the SDK's own retries could absorb: the provider's fault, not the
 # method's. (OpenAI/Anthropic SDK class names, LiteLLM's, and the status line they print.)
@@ -423,7 +423,8 @@ class AttemptRunner:
 def check_anchor_reached(outcome: Any) -> None:
     """Issue 39: a selective replay whose anchor request never reached the model (SYM-R109)
     is an infrastructure fault, never a failed repair or a non-reproduction."""
-    if outcome.diverged and ANCHOR_FAILED in _divergence_text(outcome):
+    report = outcome.report
+    if outcome.diverged and report is not None and report.kind is DivergenceKind.ANCHOR_FAILED:
         raise InfrastructureFault("no attempt of the anchor request reached the model: "
                                   f"{_divergence_text(outcome)[:600]}")
 

@@ -12,9 +12,10 @@ from rich.table import Table
 from rich.text import Text
 
 from symtrace.bundle.reader import Bundle
+from symtrace.model.attempts import failure_of, wire_format_of
 from symtrace.model.canonical import JSONValue
 from symtrace.model.divergence import Difference, json_differences
-from symtrace.model.events import Event, event_summary, one_line, summarize
+from symtrace.model.events import RETRY_OF, Event, event_summary, one_line, summarize
 from symtrace.model.hashing import PREFIX, short
 from symtrace.model.inert import inert
 from symtrace.model.textdiff import word_excerpts
@@ -214,6 +215,11 @@ def show_table(bundle: Bundle, console: Console) -> None:
     live = set((lineage or {}).get("live_events", []))
     columns = layout_for(width)
     rows = [_cells(event, typed="type" in columns) for event in bundle.events]
+    failed = failed_attempts(bundle.events)  # "HTTP 429, retried", not their raw bodies
+    for event, row in zip(bundle.events, rows, strict=True):
+        if event.id in failed:
+            row["response"] = failed[event.id]
+            row["summary"] = (f"({event.reason}) " if event.reason else "") + failed[event.id]
     marker = ("live",) if live else ()
     widths = _widths(marker + columns, [{"live": "◆", **r} for r in rows], width)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
@@ -235,6 +241,24 @@ def show_table(bundle: Bundle, console: Console) -> None:
         )
     for warning in bundle.warnings:
         console.print(Text.assemble(("warning: ", "yellow"), inert(warning)))
+
+
+def failed_attempts(events: list[Event]) -> dict[str, str]:
+    """LLM events whose response failed as an SDK retries (model/attempts.py), summarised
+    as "HTTP 429, retried": retried when the lane's next LLM call is the same request (a
+    recording's) or marks itself a retry of the anchor (a selective replay's child)."""
+    out: dict[str, str] = {}
+    llm = [e for e in events if e.type.value == "agent_action"]
+    for index, event in enumerate(llm):
+        failure = failure_of(event.response, wire_format_of(event.meta))
+        if failure is None:
+            continue
+        later = next((e for e in llm[index + 1:] if e.lane == event.lane), None)
+        retried = later is not None and (
+            later.request_hash == event.request_hash
+            or later.meta.get(RETRY_OF) in (event.id, event.meta.get(RETRY_OF)))
+        out[event.id] = f"{failure}, retried" if retried else failure
+    return out
 
 
 @dataclass(frozen=True)

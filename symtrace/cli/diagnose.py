@@ -21,7 +21,7 @@ from typing import Any
 from rich.console import Console
 
 from symtrace.cli import term
-from symtrace.cli.replay_output import print_divergence
+from symtrace.cli.replay_output import anchor_attempts_text, print_divergence
 from symtrace.cli.run import add_placement_option, add_trust_options
 from symtrace.diagnosis.anchors import AnchorPolicy
 from symtrace.diagnosis.errors import DiagnosisConfigError, DiagnosisError
@@ -372,7 +372,7 @@ def _print_outcome(outcome: Any) -> None:
         f"symtrace: repair wrote a new bundle: "
         f"{len(lineage.get('replayed_events', []))} events replayed, "
         f"{len(lineage.get('live_events', []))} live from {outcome.resolved_anchor} "
-        f"(program exit code {outcome.exit_code}):"
+        f"({anchor_attempts_text(lineage)}; program exit code {outcome.exit_code}):"
     )
     lines = textwrap.wrap(text, term.width(sys.stderr))
     lines.append(f"  {outcome.child_bundle}")  # on its own line: a path is never broken

@@ -49,10 +49,24 @@ def divergence_text(outcome: Any, columns: int, *, color: bool = False) -> str:
             "The program caught the refused call and exited 0; the replay still failed.",
             columns,
         )
+    elif report.kind is DivergenceKind.ANCHOR_FAILED:
+        lines += textwrap.wrap(
+            "Any error output above is the provider failing the anchor: symtrace sent the "
+            "guidance with every attempt. No child bundle was written.", columns)
     left_out = Held("", getattr(outcome, "stderr_left_out", "")).summary()
     if left_out:
         lines += textwrap.wrap(left_out, columns, break_on_hyphens=False)
     return "\n".join(lines)
+
+
+def anchor_attempts_text(lineage: dict[str, Any]) -> str:
+    """How many attempts the anchor of a selective replay took, and what failed before."""
+    attempts = lineage.get("anchor_attempts") or []
+    if len(attempts) <= 1:
+        return "the anchor took 1 attempt"
+    failed = [str(a.get("failure")) for a in attempts if a.get("failure")]
+    return (f"the anchor took {len(attempts)} attempts, each with the guidance "
+            f"(retried after {'; '.join(failed)})")
 
 
 def print_divergence(outcome: Any, stream: TextIO | None = None) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from symtrace.cli import term
-from symtrace.cli.replay_output import print_divergence
+from symtrace.cli.replay_output import anchor_attempts_text, print_divergence
 from symtrace.errors import SymtraceError, UsageError
 from symtrace.model.intervention import DEFAULT_PLACEMENT, PLACEMENTS
 
@@ -132,7 +132,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         term.err(
             f"symtrace: selective replay wrote {outcome.child_bundle}: "
             f"{len(lineage.get('replayed_events', []))} events replayed, "
-            f"{len(lineage.get('live_events', []))} live from {outcome.resolved_anchor}"
+            f"{len(lineage.get('live_events', []))} live from {outcome.resolved_anchor}; "
+            f"{anchor_attempts_text(lineage)}"
         )
     else:
         served = int((outcome.report_json or {}).get("served") or 0)

@@ -31,6 +31,7 @@ class DivergenceKind(StrEnum):
     ORDER_UNREACHABLE = "order_unreachable"
     EGRESS_BLOCKED = "egress_blocked"
     OUTCOME_MISMATCH = "outcome_mismatch"
+    ANCHOR_FAILED = "anchor_failed"  # no guided attempt of the anchor succeeded
 
 
 CODES = {
@@ -40,6 +41,7 @@ CODES = {
     DivergenceKind.ORDER_UNREACHABLE: "SYM-R105",
     DivergenceKind.EGRESS_BLOCKED: "SYM-R106",
     DivergenceKind.OUTCOME_MISMATCH: "SYM-R107",
+    DivergenceKind.ANCHOR_FAILED: "SYM-R109",
 }
 
 
@@ -281,6 +283,7 @@ TITLES = {
     DivergenceKind.ORDER_UNREACHABLE: "the recorded completion order cannot be reached",
     DivergenceKind.EGRESS_BLOCKED: "a network connection the recording does not serve",
     DivergenceKind.OUTCOME_MISMATCH: "the run ended differently from the recording",
+    DivergenceKind.ANCHOR_FAILED: "no guided attempt of the anchor succeeded",
 }
 MIN_WIDTH = 60
 _RED, _GREEN, _BOLD, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[1m", "\x1b[0m"

@@ -33,6 +33,9 @@ class EventType(StrEnum):
 # (symtrace.replay.completion_order explains the order they encode).
 COMPLETED = "completed"  # meta key: rank of the event's result in the completion order
 ABANDONED = "abandoned"  # meta key: an LLM call whose response never reached the program
+# A selective replay's anchor sent again after a failed attempt (replay/anchor_retries.py):
+RETRY_OF = "retry_of"  # meta key: the anchor's first live attempt this one retries
+ATTEMPT = "attempt"  # meta key: which attempt of the anchor (the first is 1, unmarked)
 RESULT_TYPES = (EventType.AGENT_ACTION, EventType.TOOL_RESULT)  # events that hand a result back
 
 

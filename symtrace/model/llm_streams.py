@@ -176,3 +176,23 @@ def _anthropic(text: str) -> JSONValue:
     message.setdefault("type", "message")
     message["content"] = [blocks[i] for i in sorted(blocks)]
     return message
+
+
+# What each wire format sends last: a stream whose text lacks it was cut off (the connection
+# dropped, or the program stopped reading) before the provider finished it.
+# (Providers name their events in an `event:` line; chat completions end with a `[DONE]`
+# data line. A model's text cannot contain either line: it is inside JSON strings.)
+_ENDS: dict[WireFormat, tuple[str, ...]] = {
+    WireFormat.CHAT: ("data: [DONE]", "data:[DONE]"),
+    WireFormat.RESPONSES: ("event: response.completed", "event: response.incomplete"),
+    WireFormat.ANTHROPIC: ("event: message_stop",),
+}
+
+
+def stream_ended(fmt: WireFormat | None, text: str) -> bool:
+    """Whether a stream of wire format *fmt* reached its provider's last event (a format
+    symtrace does not know is taken as ended: nothing says otherwise)."""
+    ends = _ENDS.get(fmt) if fmt is not None else None
+    if ends is None:
+        return True
+    return any(end in text for end in ends)

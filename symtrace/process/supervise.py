@@ -80,6 +80,7 @@ def run_child(
     with _forwarding(proc, received):
         code = proc.wait()
     thread.join()
+    proc.stdout.close()  # type: ignore[union-attr]  # read to its end: closed, not left to GC
     name = signal.Signals(-code).name if code < 0 else None
     return ChildExit(
         code=128 - code if code < 0 else code,

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from symtrace.model.divergence import DivergenceKind
-from symtrace.model.events import EdgeKind, Event, EventType
+from symtrace.model.events import RETRY_OF, EdgeKind, Event, EventType
 from symtrace.model.hashing import digest
 from symtrace.model.intervention import Intervention
 from symtrace.session.context import is_strict_lane
@@ -76,9 +76,11 @@ class Matcher:
         self._nested: dict[str, list[Event]] = {}
         self._lanes: dict[str, _Cursor] = {}
         self._pooled: dict[tuple[EventType, str | None], _Cursor] = {}
-        # A child bundle's anchor was sent as q ⊕ Δ: replay matches it with Δ re-applied.
+        # A child bundle's anchor was sent as q ⊕ Δ, and so was every retry of it
+        # (replay/anchor_retries.py): replay matches them with Δ re-applied.
         self._recorded = recorded
-        self._recorded_record: Event | None = None
+        self._guided_ids = _guided_ids(self.records, recorded)
+        self._guided_records: list[Event] = []
         for record in self.records:
             within = record.meta.get("within")
             if within:
@@ -86,8 +88,8 @@ class Matcher:
             self._lanes.setdefault(record.lane, _Cursor()).records.append(record)
             if is_strict_lane(record.lane):
                 continue
-            if recorded is not None and record.id == recorded.event_id and record.is_llm:
-                self._recorded_record = record
+            if record.id in self._guided_ids:
+                self._guided_records.append(record)
                 continue
             key = (record.type, record.request_hash)
             self._pooled.setdefault(key, _Cursor()).records.append(record)
@@ -166,16 +168,15 @@ class Matcher:
                 if self.is_pending(records[i]) and self._enabled(records[i]):
                     found = records[i]
                     break
-        special = self._recorded_record
-        if (
-            special is not None
-            and special.type is call.event_type
-            and self.is_pending(special)
-            and (found is None or special.position < found.position)
-            and self._enabled(special)
-            and self._hash_for(call, special) == special.request_hash
-        ):
-            return special
+        for special in self._guided_records:  # in position order: the first pending one
+            if (
+                special.type is call.event_type
+                and self.is_pending(special)
+                and (found is None or special.position < found.position)
+                and self._enabled(special)
+                and self._hash_for(call, special) == special.request_hash
+            ):
+                return special
         return found
 
     def _enabled(self, record: Event) -> bool:
@@ -185,7 +186,7 @@ class Matcher:
 
     def _hash_for(self, call: BoundaryCall, record: Event) -> str:
         recorded = self._recorded
-        if call.kind == LLM and recorded is not None and recorded.event_id == record.id:
+        if call.kind == LLM and recorded is not None and record.id in self._guided_ids:
             return digest(recorded.apply(call.request))
         return call.request_hash
 
@@ -200,3 +201,12 @@ class Matcher:
             )
             return Mismatch(DivergenceKind.UNEXPECTED_CALL, None, hint, pending)
         return Mismatch(DivergenceKind.REQUEST_MISMATCH, expected, HINT_CHANGED, pending)
+
+
+def _guided_ids(records: Sequence[Event], recorded: Intervention | None) -> frozenset[str]:
+    """The LLM records a child bundle sent with Δ: its anchor and the anchor's retries."""
+    if recorded is None:
+        return frozenset()
+    anchor = recorded.event_id
+    return frozenset(r.id for r in records
+                     if r.is_llm and (r.id == anchor or r.meta.get(RETRY_OF) == anchor))

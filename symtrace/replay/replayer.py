@@ -30,21 +30,28 @@ its turn releases it while it waits. Nothing blocks while holding it except that
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, NoReturn
 
 from symtrace.bundle.reader import Bundle
 from symtrace.bundle.writer import BundleWriter
-from symtrace.errors import MissingCall, OrderUnreachable, ReplayDivergence, SessionError
+from symtrace.errors import (
+    GuidedAnchorFailed,
+    MissingCall,
+    OrderUnreachable,
+    ReplayDivergence,
+    SessionError,
+)
 from symtrace.model import intervention as guidance_mod
 from symtrace.model.canonical import JSONValue
 from symtrace.model.divergence import DivergenceKind
-from symtrace.model.events import Event, EventType
+from symtrace.model.events import ATTEMPT, RETRY_OF, Event, EventType
 from symtrace.model.graph import descendants
 from symtrace.model.intervention import Intervention
 from symtrace.model.redaction import Redactor
 from symtrace.replay import reports
+from symtrace.replay.anchor_retries import AnchorAttempts
 from symtrace.replay.child import ChildTrajectory, lineage
 from symtrace.replay.completion_order import (
     CompletionOrder,
@@ -96,6 +103,7 @@ class Replayer(Session):
             self.matcher, self.trajectory, self._diverge, restore=redactor.restore
         )
         self.frontier = LiveFrontier(sink.graph)
+        self.anchor_attempts = AnchorAttempts()  # the anchor's attempts: retries get Δ too
         self.reporter = reports.Reporter(
             bundle, warnings, self.matcher, lambda: self.server.matched
         )
@@ -167,6 +175,7 @@ class Replayer(Session):
     def finish(self, ticket: Ticket, response: JSONValue) -> Event:
         event = super().finish(ticket, response)  # waits its turn (hand-off) unlocked
         with self._lock:
+            self.anchor_attempts.finished(ticket.event_id, ticket.call, response)
             self.trajectory.ran_live(event.id)
             self.frontier.produced_by(event)
             return event
@@ -176,6 +185,7 @@ class Replayer(Session):
         with self._lock:
             self._raise_first()
             if self.frontier.started:
+                self._check_anchor_reached_the_model()
                 return
             left = self.matcher.unconsumed()
             if left:
@@ -238,6 +248,8 @@ class Replayer(Session):
         )
         if self.held_tools is not None:
             out["held_tool_events"] = list(self.held_tools.held)
+        # every attempt the anchor took (its retries carry Δ too), and why each one failed
+        out["anchor_attempts"] = self.anchor_attempts.to_json()
         return out
 
     # -- held tool outputs (controlled rollouts) -------------------------------------------
@@ -254,7 +266,7 @@ class Replayer(Session):
     def _served_held(self, ticket: Ticket, outcome: JSONValue) -> Ticket:
         """The live ticket, now finished with *outcome*, handed out like a served record:
         the tool boundary returns (or raises) the outcome without running the body."""
-        return dataclasses.replace(ticket, live=False, served=self.redactor.restore(outcome))
+        return replace(ticket, live=False, served=self.redactor.restore(outcome))
 
     # -- claiming and delivering -----------------------------------------------------------
     def _claim(self, call: BoundaryCall) -> Ticket | Event:
@@ -264,6 +276,8 @@ class Replayer(Session):
             self.order.arrived()
             reason = self.frontier.follows(call)
             if reason is not None:
+                if self.anchor_attempts.is_retry(call):
+                    return self._retry_anchor(call)
                 return self._live(call, call.request, reason)
             matched = self.matcher.match(call)
             if isinstance(matched, Mismatch):
@@ -300,7 +314,43 @@ class Replayer(Session):
                             "the anchor: recorded request + guidance")
         ticket.intervention = intervention
         self.trajectory.anchor_live_id = ticket.event_id
+        self.anchor_attempts.started(call, ticket.event_id)
         return ticket
+
+    # -- retries of the anchor (replay/anchor_retries.py) ----------------------------------
+    def _retry_anchor(self, call: BoundaryCall) -> Ticket:
+        """The anchor's request sent again after a failed attempt: live, with Δ again."""
+        intervention = self.live_intervention
+        assert intervention is not None  # only a selective replay has anchor attempts
+        first = self.anchor_attempts.first
+        attempt = len(self.anchor_attempts.attempts) + 1
+        marked = replace(call, meta={**call.meta, RETRY_OF: first, ATTEMPT: attempt})
+        ticket = self._live(marked, intervention.apply(call.request),
+                            f"a retry of the anchor {first} (attempt {attempt}): recorded "
+                            "request + guidance")
+        ticket.intervention = intervention
+        self.anchor_attempts.retried(ticket.event_id)
+        return ticket
+
+    def _check_anchor_reached_the_model(self) -> None:
+        """At the end of a selective run: fail when no guided attempt of the anchor
+        succeeded (the guidance never reached the model)."""
+        attempts = self.anchor_attempts
+        if not attempts.failed:
+            return
+        failures = attempts.failures()
+        count = len(attempts.attempts)
+        tried = "the only guided attempt" if count == 1 else f"all {count} guided attempts"
+        report = self.reporter.report(
+            DivergenceKind.ANCHOR_FAILED, self.matcher.by_id.get(self.anchor or ""), None,
+            LLM, pending=[], actual=attempts.to_json(),
+            hint=(f"the provider failed {tried} of the anchor ({'; '.join(failures)}): the "
+                  "guidance never reached the model, so this run says nothing about the "
+                  "repair. Count it as an infrastructure error and replay again when the "
+                  "endpoint is healthy (or let the program retry more)."),
+        )
+        self._first = GuidedAnchorFailed(report)
+        raise self._first
 
     def _live(self, call: BoundaryCall, request: JSONValue, reason: str) -> Ticket:
         ticket = self._open_live(call, request)

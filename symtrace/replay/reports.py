@@ -13,6 +13,7 @@ from typing import Any
 from symtrace.bundle.reader import Bundle
 from symtrace.errors import (
     EgressBlocked,
+    GuidedAnchorFailed,
     MissingCall,
     OrderUnreachable,
     OutcomeMismatch,
@@ -38,6 +39,7 @@ ERRORS: dict[DivergenceKind, type[ReplayDivergence]] = {
     DivergenceKind.ORDER_UNREACHABLE: OrderUnreachable,
     DivergenceKind.EGRESS_BLOCKED: EgressBlocked,
     DivergenceKind.OUTCOME_MISMATCH: OutcomeMismatch,
+    DivergenceKind.ANCHOR_FAILED: GuidedAnchorFailed,
 }
 
 NEAREST = 3  # unconsumed records listed around the divergence

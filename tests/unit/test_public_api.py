@@ -23,6 +23,7 @@ EXPECTED = {
     "EdgeKind",
     "Event",
     "EventType",
+    "GuidedAnchorFailed",
     "Handle",
     "MissingCall",
     "NoDependentLLMRequest",

@@ -116,3 +116,31 @@ def test_cli_uses_columns_and_keeps_json(capsys, monkeypatch):
     data = json.loads(capsys.readouterr().out)
     assert data == json.loads(orjson.dumps(show_json(load_bundle(path))))
     assert data["schema"] == "symtrace.show/1"
+
+
+def test_a_rate_limited_call_the_sdk_retried_reads_as_such(tmp_path: Path):
+    """A recording with a 429 and the SDK's retry: the failed attempt is "HTTP 429,
+    retried", not its raw error body; the attempt that succeeded shows its reply."""
+    from symtrace.stub.reply import error_reply
+
+    with StubLLM(script={"rules": [], "default": {"content": "fine"}}) as stub:
+        answer, calls = stub.answer, []
+
+        def first_fails(body, index):
+            calls.append(index)
+            return error_reply(429, "slow down") if len(calls) == 1 else answer(body, index)
+
+        stub.answer = first_fails
+        client = openai.OpenAI(base_url=stub.url, api_key="sk-test", max_retries=1)
+        with symtrace.record(tmp_path / "b", adapters=[]):
+            client.with_options(timeout=5).chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "hi"}])
+        client.close()
+    bundle = load_bundle(tmp_path / "b")
+    for width in (80, 200):
+        lines = render(bundle, width)
+        assert_fits(lines, bundle, width)
+        first, second = (next(line for line in lines if line.lstrip().startswith(e.id))
+                         for e in bundle.events if e.is_llm)
+        assert "HTTP 429, retried" in first and '"error"' not in first
+        assert "fine" in second and "HTTP" not in second

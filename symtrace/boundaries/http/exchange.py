@@ -32,6 +32,7 @@ from typing import Any, NamedTuple, Protocol
 import orjson
 
 from symtrace.errors import SymtraceError
+from symtrace.model.attempts import CUT
 from symtrace.model.canonical import JSONValue, canonical_tool_call, scanned_http_request
 from symtrace.model.llm_streams import assemble
 from symtrace.model.llm_wire import WireFormat, wire_format
@@ -92,12 +93,14 @@ class WireRequest(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Recorded:
-    """A response to hand back: a plain body, or (`chunks` set) a stream served chunk by chunk."""
+    """A response to hand back: a plain body, or (`chunks` set) a stream served chunk by chunk
+    (`cut`: the error that cut it off after its last chunk, when the network did)."""
 
     status: int
     headers: dict[str, str]
     content: bytes
     chunks: tuple[bytes, ...] | None = None
+    cut: BaseException | None = None
 
 
 class SeamErrors(Protocol):
@@ -133,7 +136,9 @@ class Exchange:
         headers = {str(k): str(v) for k, v in (record.get("headers") or {}).items()}
         if record.get("stream"):
             chunks = tuple(c.encode() for c in record.get("chunks") or [])
-            return Recorded(int(record["status"]), headers, b"".join(chunks), chunks)
+            cut = record.get(CUT)
+            return Recorded(int(record["status"]), headers, b"".join(chunks), chunks,
+                            self.seam.rebuild_error(dict(cut)) if isinstance(cut, dict) else None)
         body = record.get("body")
         if isinstance(body, dict) and set(body) == {"$text"}:
             content = str(body["$text"]).encode()
@@ -151,8 +156,7 @@ class Exchange:
         return orjson.dumps(body)
 
     def failed(self, ticket: Ticket, exc: BaseException) -> None:
-        error = {"type": type(exc).__name__, "module": type(exc).__module__, "message": str(exc)}
-        self._finish(ticket, {"error": error})
+        self._finish(ticket, {"error": error_record(exc)})
 
     def completed(self, ticket: Ticket, status: int, headers: Any, content: bytes, *,
                   kept: bool = False) -> None:
@@ -175,24 +179,38 @@ class Exchange:
         return StreamTap(self, ticket, status, headers if kept else kept_headers(headers),
                          decode)
 
-    def streamed(self, ticket: Ticket, status: int, headers: Any, chunks: list[bytes]) -> None:
-        """Record a stream response: its chunks (served one by one) and the assembled object."""
+    def streamed(self, ticket: Ticket, status: int, headers: Any, chunks: list[bytes],
+                 cut: BaseException | None = None) -> None:
+        """Record a stream response: its chunks (served one by one) and the assembled object;
+        *cut*: the transport error that cut it off (replay raises it after the chunks)."""
         texts = chunk_texts(chunks)
-        self._finish(ticket, {
+        record: dict[str, JSONValue] = {
             "status": status,
             "headers": kept_headers(headers),
             "stream": True,
             "chunks": texts,
             "body": assemble(self.format, "".join(texts)),
-        })
+        }
+        if cut is not None:
+            record[CUT] = error_record(cut)
+        self._finish(ticket, record)
 
     def _finish(self, ticket: Ticket, record: dict[str, JSONValue]) -> None:
+        if not self.session.sink.accepting:
+            # The session ended first (its bundle sealed or dropped; the call still in flight
+            # was recorded as abandoned): the result reaches the program, nothing records it.
+            return
         if self.call.kind == LLM:
             self.session.finish(ticket, record)
         elif "error" in record:
             self.session.finish(ticket, {"ok": False, "error": record["error"]})
         else:
             self.session.finish(ticket, {"ok": True, "value": record})
+
+
+def error_record(exc: BaseException) -> dict[str, JSONValue]:
+    """A transport error as recorded: its class (rebuilt by the seam on replay) and message."""
+    return {"type": type(exc).__name__, "module": type(exc).__module__, "message": str(exc)}
 
 
 def chunk_texts(chunks: list[bytes]) -> list[str]:
@@ -300,7 +318,15 @@ def finish_open_streams() -> None:
 class StreamTap:
     """Collects a live stream's chunks as the program reads them (a seam's tee appends each
     to `chunks` as it passes it on, nothing more: the stream is parsed once, at its end);
-    records them once, when the stream ends, is closed, or the session ends with it open."""
+    records them once, when the stream ends, is closed, or the session ends with it open.
+
+    Its completion rank: a stream read to its last chunk completes where it ends. One that
+    ends before that (closed early, explicitly or by a `with` block's exit; garbage-collected,
+    which closes an SDK's stream; abandoned at session end; cut off by the network) completes
+    where it reached the program: the rank reserved then. Its end may come after calls the
+    program made in the meantime (a guard that reads the first tokens, then acts), and a
+    replay, which serves the stream whole when it is asked for, could never reach a rank
+    after those."""
 
     def __init__(self, exchange: Exchange, ticket: Ticket, status: int,
                  headers: dict[str, str], decode: Callable[[bytes], bytes] | None) -> None:
@@ -312,22 +338,31 @@ class StreamTap:
         self.chunks: list[bytes] = []
         self._done = threading.Lock()
         self._finished = False
-        # The response reached the program now: an abandoned stream completes here in the
-        # completion order (a stream read to its end completes where it ends).
+        self._cut: BaseException | None = None
+        # The response reached the program now: a stream that ends before its last chunk
+        # completes here in the completion order (one read to its end, where it ends).
         self._delivered_rank = exchange.session.reserve_completion()
-        _open_streams[id(self)] = lambda: self.finish(abandoned=True)
+        _open_streams[id(self)] = self.finish
 
     @property
     def finished(self) -> bool:
         return self._finished
 
-    def finish(self, abandoned: bool = False) -> None:
+    def cut(self, exc: BaseException) -> None:
+        """The network cut the stream off with *exc* (the seam re-raises it): it ends now,
+        before its last chunk, and replay raises the same error after the same chunks."""
+        self._cut = exc
+        self.finish()
+
+    def finish(self, *, ended: bool = False) -> None:
+        """Record the stream. *ended*: the program read it to its last chunk (the seam's
+        tee saw the library's stream run out); otherwise it stopped early."""
         with self._done:
             if self._finished:
                 return
             self._finished = True
         _open_streams.pop(id(self), None)
-        if abandoned:
+        if not ended:
             self.ticket.completed = self._delivered_rank
         chunks = [self.decode(b"".join(self.chunks))] if self.decode else self.chunks
-        self.exchange.streamed(self.ticket, self.status, self.headers, chunks)
+        self.exchange.streamed(self.ticket, self.status, self.headers, chunks, self._cut)

@@ -135,7 +135,7 @@ class HttpxSeam:
         """*recorded* as this library's Response (*started*: when the seam was entered)."""
         if recorded.chunks is not None:  # the client times it, until it is closed
             return self.lib.Response(recorded.status, headers=recorded.headers,
-                                     stream=self._chunks(recorded.chunks),
+                                     stream=self._chunks(recorded.chunks, recorded.cut),
                                      request=request)
         response = self.lib.Response(recorded.status, headers=recorded.headers,
                                      content=recorded.content, request=request)
@@ -173,15 +173,19 @@ def _stream_classes(lib: ModuleType) -> tuple[type, type, type]:
     and a sync and an async tee feeding a live stream's chunks to a StreamTap."""
 
     class Chunks(lib.SyncByteStream, lib.AsyncByteStream):  # type: ignore[name-defined,misc]
-        def __init__(self, chunks: tuple[bytes, ...]) -> None:
-            self._chunks = chunks
+        def __init__(self, chunks: tuple[bytes, ...], cut: BaseException | None) -> None:
+            self._chunks, self._cut = chunks, cut
 
         def __iter__(self) -> Iterator[bytes]:
             yield from self._chunks
+            if self._cut is not None:  # the recorded stream was cut off here
+                raise self._cut
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
             for chunk in self._chunks:
                 yield chunk
+            if self._cut is not None:
+                raise self._cut
 
     class SyncTee(lib.SyncByteStream):  # type: ignore[name-defined,misc]
         def __init__(self, inner: Any, tap: StreamTap) -> None:
@@ -189,10 +193,14 @@ def _stream_classes(lib: ModuleType) -> tuple[type, type, type]:
 
         def __iter__(self) -> Iterator[bytes]:
             keep = self.tap.chunks.append  # per chunk: one C call, no Python frame
-            for chunk in self.inner:
-                keep(chunk)
-                yield chunk
-            self.tap.finish()
+            try:
+                for chunk in self.inner:
+                    keep(chunk)
+                    yield chunk
+            except lib.TransportError as exc:  # the network cut the stream off
+                self.tap.cut(exc)
+                raise
+            self.tap.finish(ended=True)
 
         def close(self) -> None:
             try:
@@ -206,18 +214,20 @@ def _stream_classes(lib: ModuleType) -> tuple[type, type, type]:
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
             keep = self.tap.chunks.append
-            async for chunk in self.inner:
-                keep(chunk)
-                yield chunk
+            try:
+                async for chunk in self.inner:
+                    keep(chunk)
+                    yield chunk
+            except lib.TransportError as exc:  # the network cut the stream off
+                self.tap.cut(exc)
+                raise
             await self.tap.exchange.session.ahand_off()  # the stream ends in its turn
-            self.tap.finish()
+            self.tap.finish(ended=True)
 
         async def aclose(self) -> None:
             try:
                 await self.inner.aclose()
             finally:
-                if not self.tap.finished:  # closed before its end: it ends here, in its turn
-                    await self.tap.exchange.session.ahand_off()
-                self.tap.finish()
+                self.tap.finish()  # closed before its end: it completes where it was delivered
 
     return Chunks, SyncTee, AsyncTee

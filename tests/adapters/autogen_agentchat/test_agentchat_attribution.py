@@ -53,7 +53,10 @@ def test_parallel_tool_calls_get_a_lane_each(scenario, scripted, tmp_path):
     assert all(first.id in data_parents(c) for c in calls[:2])
     assert all(c.meta["call_id"] and c.meta["tool"] == c.request["tool"] for c in calls)
     results = of_type(bundle, EventType.TOOL_RESULT)
-    assert [data_parents(r) for r in results] == [{c.id} for c in calls]
+    # each result's parent is its own call; the two parallel tools complete in no promised
+    # order (a thread pool under asyncio.gather: 3.13 reorders them)
+    assert sorted(min(data_parents(r)) for r in results) == [c.id for c in calls]
+    assert all(len(data_parents(r)) == 1 for r in results)
     reflection = actions[1]
     assert {results[0].id, results[1].id} <= data_parents(reflection)
     final = bundle.final_result()
