@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from symtrace.errors import UnsupportedConstruct
 from symtrace.frameworks.contract import Hook, PatchingAdapter
 from symtrace_crewai import _hooks as h
-from symtrace_crewai._refusals import UnsupportedConstruct
 
 CREW = "crewai.crew:Crew"
 AGENT = "crewai.agent.core:Agent"
