@@ -63,10 +63,37 @@ class OutcomeDifference:
 
     def describe(self) -> str:
         if self.what == "stdout":
-            return (f"stdout differs at line {self.line}: recorded {self.expected!r}, "
-                    f"replayed {self.actual!r}")
+            return (f"stdout differs at line {self.line}: recorded {visible(self.expected)}, "
+                    f"replayed {visible(self.actual)}")
         return f"{self.what.replace('_', ' ')} differs: recorded {self.expected!r}, " \
                f"replayed {self.actual!r}"
+
+
+def visible(line: str | None) -> str:
+    """*line* quoted so that two lines that differ look different, wrapped in a terminal too:
+    control characters and whitespace other than a single space are escaped (`\\t`, `\\x1b`,
+    `\\xa0`, `\\u200b`), and a run of spaces is counted (`⟨12 spaces⟩`), since a wrapped
+    report cuts or collapses it."""
+    if line is None:
+        return "no line"
+    parts = []
+    for run in _SPACE_RUNS.split(line):
+        if len(run) > 1 and run == " " * len(run):
+            parts.append(f"⟨{len(run)} spaces⟩")
+        else:
+            parts.append("".join(_escaped(ch) for ch in run))
+    return "'" + "".join(parts) + "'"
+
+
+_SPACE_RUNS = re.compile(r"( {2,})")
+
+
+def _escaped(ch: str) -> str:
+    if ch in "\\'⟨⟩":
+        return "\\" + ch
+    if ch == " " or ch.isprintable():
+        return ch
+    return repr(ch)[1:-1]  # \t, \x1b, \xa0, \u200b
 
 
 def compile_volatile(patterns: Iterable[str]) -> tuple[re.Pattern[str], ...]:
