@@ -37,7 +37,7 @@ CONSOLE_KEY = "console"  # the outcome field holding a tool body's chunks
 
 Chunks = list[list[str]]  # [[stream, text], ...]: adjacent writes to one stream are joined
 
-_captures: contextvars.ContextVar[tuple[Chunks, ...]] = contextvars.ContextVar(
+_captures: contextvars.ContextVar[tuple[_Capture, ...]] = contextvars.ContextVar(
     "symtrace_console_captures", default=())
 _lock = threading.Lock()
 _active = 0  # captures in progress, process-wide: the patches are installed while > 0
@@ -45,27 +45,64 @@ _active = 0  # captures in progress, process-wide: the patches are installed whi
 
 class _Tap:
     """Stands in for sys.stdout / sys.stderr: every write goes to the real stream and to each
-    capture of the writing context. Everything else is the real stream's."""
+    capture of the writing context. Everything else is the real stream's.
+
+    A tool body's writes reach the real stream a whole line at a time (`print` writes the
+    text and its newline separately): a framework printing from another thread meanwhile
+    (CrewAI's panels) cannot cut a line of the tool's in two, which no replay could repeat."""
 
     def __init__(self, inner: Any, stream: str) -> None:
         self._inner = inner
         self._stream = stream
 
     def write(self, text: str) -> int:
-        if text:
-            for chunks in _captures.get():
-                if chunks and chunks[-1][0] == self._stream:
-                    chunks[-1][1] += text
-                else:
-                    chunks.append([self._stream, text])
-        return self._inner.write(text)
+        captures = _captures.get()
+        if not captures or not text:
+            return self._inner.write(text)
+        for capture in captures:
+            capture.add(self._stream, text)
+        whole = captures[-1].line_ready(self._stream, text)
+        if whole:
+            self._inner.write(whole)
+        return len(text)
 
     def writelines(self, lines: Any) -> None:
         for line in lines:
             self.write(line)
 
+    def flush(self) -> None:
+        self._inner.flush()
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
+
+
+class _Capture:
+    """One tool body's writes: the chunks recorded, and a line not yet passed on."""
+
+    def __init__(self) -> None:
+        self.chunks: Chunks = []
+        self._pending = dict.fromkeys(STREAMS, "")
+
+    def add(self, stream: str, text: str) -> None:
+        if self.chunks and self.chunks[-1][0] == stream:
+            self.chunks[-1][1] += text
+        else:
+            self.chunks.append([stream, text])
+
+    def line_ready(self, stream: str, text: str) -> str:
+        """What of the text held so far ends in a newline (to pass on now); the rest waits."""
+        held = self._pending[stream] + text
+        cut = held.rfind("\n") + 1
+        self._pending[stream] = held[cut:]
+        return held[:cut]
+
+    def flush_pending(self) -> None:
+        for stream, text in self._pending.items():
+            if text:
+                current = getattr(sys, stream)
+                (current._inner if isinstance(current, _Tap) else current).write(text)
+        self._pending = dict.fromkeys(STREAMS, "")
 
 
 def _submitting(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -79,7 +116,7 @@ def _submitting(original: Callable[..., Any]) -> Callable[..., Any]:
     return submit
 
 
-def _run_with(captures: tuple[Chunks, ...], fn: Callable[..., Any], *args: Any,
+def _run_with(captures: tuple[_Capture, ...], fn: Callable[..., Any], *args: Any,
               **kwargs: Any) -> Any:
     token = _captures.set(captures)
     try:
@@ -100,16 +137,17 @@ def capturing() -> Iterator[Chunks]:
     """Collect what the code in this block (and the tool bodies and executor jobs it starts)
     writes to stdout/stderr; the writes still reach the console."""
     global _active
-    chunks: Chunks = []
+    capture = _Capture()
     with _lock:
         if _active == 0:
             _PATCHES.install()
         _active += 1
-    token = _captures.set((*_captures.get(), chunks))
+    token = _captures.set((*_captures.get(), capture))
     try:
-        yield chunks
+        yield capture.chunks
     finally:
         _captures.reset(token)
+        capture.flush_pending()  # a last line without its newline
         with _lock:
             _active -= 1
             if _active == 0:
