@@ -60,8 +60,13 @@ class OutcomeDifference:
     expected: JSONValue
     actual: JSONValue
     line: int | None = None  # 1-based, for stdout
+    counts: tuple[int, int] | None = None  # stdout: the same line, recorded vs replayed times
 
     def describe(self) -> str:
+        if self.counts is not None:
+            return (f"stdout differs: the line {visible(self.expected)} (first at line "
+                    f"{self.line}) appears {self.counts[0]} times in the recording and "
+                    f"{self.counts[1]} in the replay")
         if self.what == "stdout":
             return (f"stdout differs at line {self.line}: recorded {visible(self.expected)}, "
                     f"replayed {visible(self.actual)}")
@@ -150,6 +155,9 @@ def compare(
         want = expected[index] if index < len(expected) else None
         got = actual[index] if index < len(actual) else None
         if want in missing or got in extra:
+            if want == got:  # the same text: it is the number of such lines that differs
+                counts = (Counter(expected)[want], Counter(actual)[got])
+                return OutcomeDifference("stdout", want, got, index + 1, counts)
             return OutcomeDifference("stdout", want, got, index + 1)
     return None  # unreachable: unequal multisets differ at some line
 
@@ -157,4 +165,5 @@ def compare(
 def to_json(difference: OutcomeDifference) -> dict[str, JSONValue]:
     return orjson.loads(orjson.dumps({
         "what": difference.what, "expected": difference.expected,
-        "actual": difference.actual, "line": difference.line}))
+        "actual": difference.actual, "line": difference.line,
+        **({"counts": list(difference.counts)} if difference.counts else {})}))

@@ -48,3 +48,16 @@ def test_lines_missing_after_served_tool_calls_name_the_tool_body_not_entropy():
 ])
 def test_other_differences_still_point_at_what_symtrace_does_not_pin(recorded, replayed, tools):
     assert "os.urandom" in outcome_hint(_bundle(recorded, tools), "D", replayed, ())
+
+
+def test_a_line_printed_a_different_number_of_times_says_so():
+    from symtrace.replay.outcome_check import compare
+
+    panel = "│" + " " * 78 + "│"
+    difference = compare(recorded_exit=0, recorded_value=None, exit_code=0, value=None,
+                         recorded_stdout=f"a\n{panel}\n".encode(),
+                         stdout=f"a\n{panel}\n{panel}\n{panel}\n".encode())
+    assert difference is not None and difference.counts == (1, 3)
+    assert difference.describe() == (
+        "stdout differs: the line '│⟨78 spaces⟩│' (first at line 2) appears 1 times in the "
+        "recording and 3 in the replay")
