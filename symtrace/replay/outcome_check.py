@@ -19,7 +19,8 @@ volatile substrings are replaced by placeholders, never dropped:
 * clock times `14:05:01` (optionally `.123`) → `<time>`
 * durations `1.23s`, `12 ms`, `0.5 seconds` → `<duration>`
 
-and every line matching a `--volatile-stdout REGEX` is left out entirely. Nothing else is
+and every line matching a `--volatile-stdout REGEX` is left out entirely, as are blank lines
+(spacing: CrewAI skips a blank line while another thread streams). Nothing else is
 normalised: uuids and random hex are exactly the entropy a faithful replay must reproduce.
 
 stdout is compared as the multiset of its normalised lines: a line missing, added or changed
@@ -113,13 +114,18 @@ def compile_volatile(patterns: Iterable[str]) -> tuple[re.Pattern[str], ...]:
 
 
 def normalised_lines(stdout: bytes, volatile: Sequence[re.Pattern[str]] = ()) -> list[str]:
+    """The lines compared: normalised, without trailing whitespace, and without blank lines
+    (spacing, not outcome: CrewAI's console skips the blank line after a panel while another
+    thread streams, `ConsoleFormatter.print`, so their number is thread timing)."""
     out = []
     for line in stdout.decode("utf-8", "replace").splitlines():
         if any(p.search(line) for p in volatile):
             continue
         for _, pattern, placeholder in NORMALISATIONS:
             line = pattern.sub(placeholder, line)
-        out.append(line.rstrip())
+        line = line.rstrip()
+        if line:
+            out.append(line)
     return out
 
 

@@ -56,8 +56,17 @@ def test_a_line_printed_a_different_number_of_times_says_so():
     panel = "│" + " " * 78 + "│"
     difference = compare(recorded_exit=0, recorded_value=None, exit_code=0, value=None,
                          recorded_stdout=f"a\n{panel}\n".encode(),
-                         stdout=f"a\n{panel}\n{panel}\n{panel}\n".encode())
+                         stdout=f"a\n\n{panel}\n{panel}\n{panel}\n".encode())
     assert difference is not None and difference.counts == (1, 3)
     assert difference.describe() == (
         "stdout differs: the line '│⟨78 spaces⟩│' (first at line 2) appears 1 times in the "
         "recording and 3 in the replay")
+
+
+def test_blank_lines_are_spacing_not_outcome():
+    from symtrace.replay.outcome_check import compare
+
+    assert compare(recorded_exit=0, recorded_value=None, exit_code=0, value=None,
+                   recorded_stdout=b"panel\n\nnext\n", stdout=b"panel\nnext\n\n\n") is None
+    assert compare(recorded_exit=0, recorded_value=None, exit_code=0, value=None,
+                   recorded_stdout=b"a\n", stdout=b"a\nb\n") is not None
