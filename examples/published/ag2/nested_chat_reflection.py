@@ -9,6 +9,8 @@ Changes from the published example:
 - the critic checks the draft with a local tool `check_harmful_content` before reviewing
   (the tool prints "Checking for harmful content...", as OptiGuide's safeguard step does in
   the AG2 notebooks); the user proxy executes it; the nested chat has `max_turns=2` for it;
+- the user proxy's `is_termination_msg` reads `(x.get("content") or "")`: the published
+  `x.get("content", "")` fails on the critic's tool-call message, whose content is None;
 - CORPUS_EDIT=1 changes the task (edited prompt); the final summary is printed.
 """
 
@@ -35,7 +37,7 @@ writer = autogen.AssistantAgent(
 user_proxy = autogen.UserProxyAgent(
     name="User",
     human_input_mode="NEVER",
-    is_termination_msg=lambda x: x.get("content", "").find("TERMINATE") >= 0,
+    is_termination_msg=lambda x: (x.get("content") or "").find("TERMINATE") >= 0,
     code_execution_config={"last_n_messages": 1, "work_dir": "tasks", "use_docker": False},
 )
 
