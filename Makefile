@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: demo mutation-suite test test-main test-next test-versions lint bench setup browser local-llm \
+.PHONY: published-examples demo mutation-suite test test-main test-next test-versions lint bench setup browser local-llm \
         test-local-llm study-stub study-local generated replay-stress \
         replay-stress-generated
 
@@ -15,6 +15,13 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt -e ".[frameworks,test,ray]"
 	touch $@
+
+# The frameworks' own published examples (examples/published/): record, strict replay x3, an
+# edited prompt diverges, selective replay and its child's strict replay, each program against
+# the embedded stub (~1-3 min a program). The test suite runs a fast subset
+# (tests/e2e/test_published_examples.py).
+published-examples: setup
+	$(PY) examples/published/run_corpus.py
 
 # Main job on the embedded default: stub endpoint + bundled example MAS, recorded and replayed.
 demo: setup

@@ -39,11 +39,13 @@ from symtrace.bundle.manifest import child_manifest, new_manifest, new_seed
 from symtrace.bundle.reader import load_bundle
 from symtrace.bundle.writer import BundleWriter
 from symtrace.errors import (
+    AdapterError,
     BundleWriteError,
     RedactionError,
     ReplayDivergence,
     UnrecordedLLMRequest,
 )
+from symtrace.frameworks import refusals as framework_refusals
 from symtrace.frameworks import registry as adapter_registry
 from symtrace.model.canonical import JSONValue, to_json_value
 from symtrace.model.events import EventType
@@ -119,6 +121,7 @@ def record(
                          graph=graph)
     session = Recorder(None, redactor, sink=sink)
     egress = EgressRecorder()
+    refusals_before = len(framework_refusals.refusals())
     try:
         with _installed(session, names, egress):
             random.seed(seed)
@@ -131,6 +134,7 @@ def record(
                 if egress.refused:  # a bundle that misses an LLM call must not exist
                     _discard(sink, path)
                     raise UnrecordedLLMRequest(egress.refused[0]) from exc
+                _refuse_if_refused(refusals_before, sink, path, exc)
                 _note_adapters_used(sink.manifest, names, adapters)
                 session.abandon_open()  # calls still in flight are part of the run: before the seal
                 _complete(sink, session, egress, status="error",
@@ -145,6 +149,7 @@ def record(
         if egress.refused:  # raised inside the block and swallowed by the program
             _discard(sink, path)
             raise UnrecordedLLMRequest(egress.refused[0])
+        _refuse_if_refused(refusals_before, sink, path, None)
         _complete(sink, session, egress, status="ok", error=None)
     except RedactionError:
         if session.refusal is not None:  # wherever it surfaced (a boundary call, the writer's
@@ -157,6 +162,19 @@ def _complete(sink: Recording, session: Session, egress: EgressRecorder, *, stat
     sink.manifest["config"]["network"] = network_manifest(session.events, egress.to_json())
     session.guarded(sink.complete, exit_code=None, value=session.final_value, status=status,
                     error=error)
+
+
+def _refuse_if_refused(before: int, sink: Recording, path: str | os.PathLike[str],
+                       raised: BaseException | None) -> None:
+    """A refusal (unsupported framework or construct) raised in the block, even one the
+    program or its framework caught or wrapped: nothing is kept, and the refusal is raised."""
+    later = framework_refusals.refusals()[before:]
+    if not later:
+        return
+    _discard(sink, path)
+    if isinstance(raised, AdapterError) and str(raised) == later[0]:
+        raise raised
+    raise framework_refusals.refusal_error(later[0]) from raised
 
 
 def _discard(sink: Recording, path: str | os.PathLike[str]) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from symtrace.errors import UnsupportedConstruct
 from symtrace.frameworks.contract import Hook, PatchingAdapter, seeded_uuid4
 from symtrace_ag2 import (
     _attribution,
@@ -29,7 +30,6 @@ from symtrace_ag2 import (
     _nondeterminism,
     _tools,
 )
-from symtrace_ag2._chat import UnsupportedConstruct
 
 AGENT = "autogen.agentchat.conversable_agent:ConversableAgent"
 GROUP_CHAT = "autogen.agentchat.groupchat:GroupChat"

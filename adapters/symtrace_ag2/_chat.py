@@ -21,8 +21,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
-from symtrace.errors import UnsupportedConstruct
-from symtrace.frameworks.contract import active, final_result
+from symtrace.frameworks.contract import active, final_result, refuse_construct
 from symtrace_ag2 import _causes
 from symtrace_ag2._lanes import agent_name, concurrent_chat
 
@@ -106,7 +105,7 @@ def _check_concurrent_recipients(chat_queue: list[dict[str, Any]]) -> None:
             a, b = first.get("chat_id"), second.get("chat_id")
             ordered = a in before(b) or b in before(a)
             if not ordered and first.get("recipient") is second.get("recipient"):
-                raise UnsupportedConstruct(
+                refuse_construct(
                     f"chats {a} and {b} of a_initiate_chats run at the same time with the "
                     f"same recipient {agent_name(first.get('recipient'))!r}: AG2 interleaves "
                     "them in that agent's history and model calls by thread timing, so the "

@@ -4,9 +4,10 @@ A tool's return value reaches the model only through `tool.return_value_as_strin
 (the workbench turns it into a `FunctionExecutionResult`). A codec is right when the decoded
 value renders to the same string, and, where the type allows, is the same value:
 
-* plain JSON that survives a round trip exactly (`repr` equal: no tuples, no 1.0 -> 1) is
-  recorded as it is. Most tools return a string: recorded raw, it is also what the core
-  fingerprints to draw the data edge tool_result -> the model call that reads it;
+* plain JSON data (tuples, integral floats and key order included: the tool boundary keeps
+  their shape, `symtrace/model/shape.py`) is recorded as it is. Most tools return a string:
+  recorded raw, it is also what the core fingerprints to draw the data edge tool_result ->
+  the model call that reads it;
 * anything else is recorded in an envelope marked `"$agentchat"`: a pydantic model as
   `model_dump(mode="json")` (rebuilt with `model_validate`), a dataclass such as `CodeResult`
   as its fields (rebuilt with its constructor), and any other value as the string the
@@ -41,13 +42,14 @@ def _import(path: str) -> Any:
     return resolve(path, what="recorded tool value")
 
 
-def _exact_json(value: Any) -> JSONValue | None:
-    """*value* itself when it is JSON that a bundle stores and gives back unchanged."""
+def _exact_json(value: Any) -> Any:
+    """*value* itself when it is data a bundle gives back unchanged: JSON, with the shape the
+    tool boundary records beside it (key order, tuples, integral floats, str subclasses)."""
     try:
-        converted = to_json_value(value)
+        to_json_value(value)
     except CanonicalizationError:
         return None
-    return converted if repr(converted) == repr(value) else None
+    return value
 
 
 MARK = "$agentchat"

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from symtrace.errors import UnsupportedConstruct
 from symtrace.frameworks.contract import Hook, PatchingAdapter
 from symtrace_crewai import _hooks as h
-from symtrace_crewai._refusals import UnsupportedConstruct
+from symtrace_crewai import _pinning
 
 CREW = "crewai.crew:Crew"
 AGENT = "crewai.agent.core:Agent"
@@ -22,6 +23,7 @@ BASE_TOOL = "crewai.tools.base_tool:BaseTool"
 TOOL = "crewai.tools.base_tool:Tool"
 STRUCTURED_TOOL = "crewai.tools.structured_tool:CrewStructuredTool"
 FLOW = "crewai.flow.runtime:Flow"
+USER_DATA = ("crewai_core.user_data", "crewai.events.listeners.tracing.utils")
 
 
 class CrewAIAdapter(PatchingAdapter):
@@ -85,14 +87,30 @@ class CrewAIAdapter(PatchingAdapter):
             # side channel and final output
             Hook("crewai.utilities.prompts:Prompts._build_date_block", h.date_block,
                  "inject_date: record the rendered date, serve it on replay"),
-            Hook(f"{CREW}.kickoff", h.chain(h.declaring_final, h.refusing_unsupported),
-                 "refuse unreplayable crews; declare the crew output as final result"),
-            Hook(f"{CREW}.akickoff", h.chain(h.declaring_final, h.refusing_unsupported),
+            Hook(f"{CREW}.kickoff", h.chain(h.declaring_final, h.refusing_unsupported,
+                                            _pinning.seeded_ids),
+                 "refuse unreplayable crews; declare the crew output as final result; "
+                 "crew/task/agent ids (verbose crews print them) derived, not uuid4"),
+            Hook(f"{CREW}.akickoff", h.chain(h.declaring_final, h.refusing_unsupported,
+                                             _pinning.seeded_ids),
                  "async twin (kickoff_async uses kickoff)"),
             Hook(f"{FLOW}._create_initial_state", h.flow_state_id,
                  "a user Flow's random state id (printed): record it, serve it on replay"),
             Hook(f"{FLOW}.kickoff_async", h.declaring_flow_final,
                  "declare a Flow's output as final result (kickoff/akickoff end here)"),
+            *self.pinning_hooks(),
+        )
+
+    @staticmethod
+    def pinning_hooks() -> Sequence[Hook]:
+        """State CrewAI prints that is not a boundary (see _pinning.py)."""
+        return (
+            *(Hook(f"{module}:_load_user_data", _pinning.pinned_user_data,
+                   "first-run and tracing-consent state under $HOME: pinned")
+              for module in USER_DATA),
+            *(Hook(f"{module}:_save_user_data", _pinning.unsaved_user_data,
+                   "a recorded run does not write the user's CrewAI state")
+              for module in USER_DATA),
         )
 
 

@@ -36,7 +36,8 @@ MANAGER = "manager"
 def role_of(agent: Any) -> str:
     """The name an agent is known by in a crew (its role), or its class name."""
     role = getattr(agent, "role", None)
-    return role if isinstance(role, str) and role else type(agent).__name__
+    role = role.strip() if isinstance(role, str) else None  # YAML `role: >` ends in "\n"
+    return role or type(agent).__name__
 
 
 def lane_of(agent: Any) -> str:

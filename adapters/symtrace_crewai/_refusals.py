@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from symtrace.errors import UnsupportedConstruct
+from symtrace.frameworks.contract import refuse_construct
 
 
 def check_crew(crew: Any) -> None:
@@ -33,7 +33,7 @@ def check_crew(crew: Any) -> None:
         other = in_flight.get(key)
         if other is not None:
             who = "the hierarchical manager" if hierarchical else repr(task.agent.role)
-            raise UnsupportedConstruct(
+            refuse_construct(
                 f"tasks {_name(other)} and {_name(task)} are async_execution=True and run at "
                 f"the same time on one agent object ({who}): CrewAI refuses a second "
                 "concurrent run of an agent's executor and retries it, so the run depends on "
@@ -77,7 +77,7 @@ def check_parallel_handoffs(tool_calls: list[Any]) -> None:
             continue
         key = coworker.strip().strip('"').casefold()
         if key in seen:
-            raise UnsupportedConstruct(
+            refuse_construct(
                 f"one response hands work to coworker {coworker!r} twice at once ({seen[key]} "
                 f"and {info[1]}): CrewAI runs them in parallel on that coworker's one executor, "
                 "lets one win and fails the others ('Executor is already running') by thread "

@@ -19,9 +19,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from symtrace.boundaries.console import CONSOLE_KEY, Chunks, capturing, write_back
 from symtrace.errors import CanonicalizationError, ReplayError, UnreplayableEvent
 from symtrace.model.canonical import JSONValue, canonical_tool_call, to_json_value
 from symtrace.model.qualname import resolve
+from symtrace.model.shape import restore, shape_of
 from symtrace.session.context import within_tool
 from symtrace.session.core import TOOL, BoundaryCall, Session, Ticket, active
 
@@ -32,11 +34,15 @@ T = TypeVar("T")
 class Codec:
     """How a tool's return value becomes JSON and back. The default is JSON values as-is.
 
+    What `encode` returns is canonicalised by the boundary, which records its shape beside
+    it (`model/shape.py`: key order, tuples, integral floats, str subclasses); `decode` gets
+    that structure back, so an encoder should return plain data as it is, not canonicalised.
+
     `describe_error`, if given, returns what else the framework made of a failure (JSON, or
     None for nothing); it is recorded as the failure's `detail`."""
 
-    encode: Callable[[Any], JSONValue] = to_json_value
-    decode: Callable[[JSONValue], Any] = lambda value: value
+    encode: Callable[[Any], Any] = lambda value: value
+    decode: Callable[[Any], Any] = lambda value: value
     describe_error: Callable[[BaseException], JSONValue] | None = None
 
 
@@ -58,14 +64,15 @@ def call_tool(
         return invoke()
     session, ticket = started
     if not ticket.live:
-        return decode_outcome(ticket.served, codec)
-    try:
-        with within_tool(ticket.event_id):
-            result = invoke()
-    except Exception as exc:
-        session.finish(ticket, error_outcome(exc, codec))
-        raise
-    return _record_result(session, ticket, codec, result, name)
+        return served_outcome(ticket.served, codec)
+    with capturing() as console:
+        try:
+            with within_tool(ticket.event_id):
+                result = invoke()
+        except Exception as exc:
+            session.finish(ticket, _with_console(error_outcome(exc, codec), console))
+            raise
+    return _record_result(session, ticket, codec, result, name, console)
 
 
 async def acall_tool(
@@ -83,16 +90,17 @@ async def acall_tool(
         return await invoke()
     session, ticket = started
     if not ticket.live:
-        return decode_outcome(ticket.served, codec)
-    try:
-        with within_tool(ticket.event_id):
-            result = await invoke()
-    except Exception as exc:
-        await session.ahand_off()  # the outcome reaches the program in its turn
-        session.finish(ticket, error_outcome(exc, codec))
-        raise
+        return served_outcome(ticket.served, codec)
+    with capturing() as console:
+        try:
+            with within_tool(ticket.event_id):
+                result = await invoke()
+        except Exception as exc:
+            await session.ahand_off()  # the outcome reaches the program in its turn
+            session.finish(ticket, _with_console(error_outcome(exc, codec), console))
+            raise
     await session.ahand_off()
-    return _record_result(session, ticket, codec, result, name)
+    return _record_result(session, ticket, codec, result, name, console)
 
 
 def _prepare(
@@ -119,9 +127,29 @@ async def _abegin(
     return None if prepared is None else (prepared[0], await prepared[0].abegin(prepared[1]))
 
 
-def _record_result(session: Session, ticket: Ticket, codec: Codec, result: T, name: str) -> T:
-    session.finish(ticket, {"ok": True, "value": _encode(codec, result, name)})
+def _record_result(session: Session, ticket: Ticket, codec: Codec, result: T, name: str,
+                   console: Chunks) -> T:
+    value, shape = _encode(codec, result, name)
+    outcome: dict[str, JSONValue] = {"ok": True, "value": value}
+    if shape is not None:  # only when canonical JSON loses something: digests stay otherwise
+        outcome[SHAPE_KEY] = shape
+    session.finish(ticket, _with_console(outcome, console))
     return result
+
+
+def _with_console(outcome: dict[str, JSONValue], console: Chunks) -> dict[str, JSONValue]:
+    """The outcome with what the tool body wrote to the console (only when it wrote: the
+    outcomes, and digests, of silent tools are unchanged)."""
+    if console:
+        outcome[CONSOLE_KEY] = [list(chunk) for chunk in console]
+    return outcome
+
+
+def served_outcome(outcome: JSONValue, codec: Codec = JSON_CODEC) -> Any:
+    """A replayed tool call: its body's recorded console output written back, then its
+    recorded value returned (or its recorded exception raised)."""
+    write_back(outcome)
+    return decode_outcome(outcome, codec)
 
 
 def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
@@ -179,7 +207,7 @@ def decode_outcome(outcome: JSONValue, codec: Codec = JSON_CODEC) -> Any:
     if not isinstance(outcome, dict):
         raise UnreplayableEvent(f"recorded tool outcome is not an object: {outcome!r}")
     if outcome.get("ok"):
-        return codec.decode(outcome.get("value"))
+        return codec.decode(restore(outcome.get("value"), outcome.get(SHAPE_KEY)))
     error = outcome.get("error") or {}
     exc = rebuild_exception(error)
     if isinstance(error, dict) and "detail" in error:
@@ -237,8 +265,13 @@ def _make_call(
     return BoundaryCall.make(TOOL, request, full_meta)
 
 
-def _encode(codec: Codec, value: Any, name: str) -> JSONValue:
+SHAPE_KEY = "shape"  # the outcome field holding what canonical JSON forgets of the value
+
+
+def _encode(codec: Codec, value: Any, name: str) -> tuple[JSONValue, JSONValue]:
+    """The value as canonical JSON, and its shape (None when it has none)."""
     try:
-        return codec.encode(value)
+        encoded = codec.encode(value)
+        return to_json_value(encoded), shape_of(encoded)
     except CanonicalizationError as exc:
         raise CanonicalizationError(f"result of tool {name}{exc.path}", value) from exc

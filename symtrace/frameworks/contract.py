@@ -41,6 +41,7 @@ from symtrace.boundaries.tools import (
     failure_detail,
 )
 from symtrace.errors import AdapterAlreadyInstalled, AdapterUnavailable, HookTargetMissing
+from symtrace.frameworks.refusals import refuse_construct
 from symtrace.patching import Patch, PatchSet
 from symtrace.session import context
 from symtrace.session.core import TOOL, BoundaryCall, active, final_result, instance_lane
@@ -190,6 +191,7 @@ __all__ = [  # the contract: the names adapters may rely on
     "failure_detail",
     "final_result",
     "instance_lane",
+    "refuse_construct",
     "resolve_target",
     "seeded_uuid4",
 ]

@@ -21,7 +21,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, NoReturn
 
-from symtrace.errors import AdapterError
+from symtrace.errors import AdapterError, UnsupportedConstruct
 from symtrace.patching import find_elsewhere, install_finder
 
 # module name -> (distribution, first unsupported major version, why, what to do instead)
@@ -36,6 +36,7 @@ UNSUPPORTED: dict[str, tuple[str, int, str, str]] = {
     ),
 }
 DOC = "docs/adapters/ag2v1.md"
+_FRAMEWORK_REFUSAL = "symtrace cannot record or replay programs using "  # every such reason
 
 _lock = threading.Lock()
 _finder: _RefusingFinder | None = None
@@ -64,7 +65,7 @@ def refusal(module: str, location: Any = None) -> str | None:
     if location is not None and not _belongs(dist, module, location):
         return None
     return (
-        f"symtrace cannot record or replay programs using {dist_name} {dist.version} "
+        f"{_FRAMEWORK_REFUSAL}{dist_name} {dist.version} "
         f"(module {module}): {why}. Instead, {instead}; see {DOC}"
     )
 
@@ -119,6 +120,22 @@ def refusals() -> tuple[str, ...]:
 def _refuse(reason: str) -> NoReturn:
     _refused.append(reason)
     raise UnsupportedFrameworkError(reason)
+
+
+def refuse_construct(reason: str) -> NoReturn:
+    """Raise UnsupportedConstruct (exit 94) for a construct an adapter cannot record, and
+    remember it like a framework refusal: the program's framework may catch the exception or
+    turn it into an ordinary crash, and whoever finalizes the recording must still refuse."""
+    _refused.append(reason)
+    raise UnsupportedConstruct(reason)
+
+
+def refusal_error(reason: str) -> AdapterError:
+    """The typed error (exit 94) for a refusal read back from a child process by its text."""
+    if reason.startswith(_FRAMEWORK_REFUSAL):
+        return UnsupportedFrameworkError(reason)
+    return UnsupportedConstruct(reason)
+
 
 
 def _major(version: str) -> int:

@@ -22,7 +22,7 @@ from symtrace.errors import (
     RedactionError,
     UnrecordedLLMRequest,
 )
-from symtrace.frameworks.refusals import UnsupportedFrameworkError
+from symtrace.frameworks.refusals import refusal_error
 from symtrace.frameworks.registry import resolve as resolve_adapters
 from symtrace.model.redaction import Redactor
 from symtrace.process.consent import ENV_PREFIXES, approve_recorded
@@ -199,8 +199,8 @@ def _refuse(slot: OutputSlot, hand_back: HandBack | None) -> None:
     if not isinstance(hand_back, Recorded) or hand_back.refusal is None:
         return
     slot.discard()
-    if hand_back.refused:  # a bundle without the framework's LLM calls would mislead
-        raise UnsupportedFrameworkError(hand_back.refused)
+    if hand_back.refused:  # a framework or construct symtrace cannot record faithfully
+        raise refusal_error(hand_back.refused)
     if hand_back.egress_refused:  # an LLM call went around every seam: would replay live
         raise UnrecordedLLMRequest(hand_back.egress_refused)
     raise RedactionError(hand_back.redaction_refused)

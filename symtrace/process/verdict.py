@@ -10,6 +10,7 @@ result, stdout), or it diverged (SYM-R107); a replay that handed nothing back is
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
@@ -17,8 +18,9 @@ from typing import Any
 from symtrace.bundle.reader import Bundle
 from symtrace.errors import OutcomeMismatch
 from symtrace.model.divergence import DivergenceKind, DivergenceReport
+from symtrace.model.events import EventType
 from symtrace.process.protocol import Diverged, HandBack, Replayed, hand_back_json
-from symtrace.replay.outcome_check import compare
+from symtrace.replay.outcome_check import compare, normalised_lines
 from symtrace.replay.outcome_check import to_json as outcome_json
 
 
@@ -87,10 +89,7 @@ def verify_outcome(bundle: Bundle, replayed: Replayed, final_value: Any, code: i
         matched_before=replayed.served,
         actual=outcome_json(difference),
         rules=tuple(bundle.config.get("normalisation", ())),
-        hint=f"every boundary call matched, but the {difference.describe()}. The program "
-        "depends on something symtrace does not pin (os.urandom, uuid, the clock, files, "
-        "other processes); pin it, or if the line is volatile by design pass "
-        "--volatile-stdout REGEX",
+        hint=outcome_hint(bundle, difference.describe(), stdout, volatile),
     )
     return Diverged(
         has_final_value=replayed.has_final_value,
@@ -101,6 +100,36 @@ def verify_outcome(bundle: Bundle, replayed: Replayed, final_value: Any, code: i
         kind=OutcomeMismatch.__name__,
         report=report,
     )
+
+
+ENTROPY_HINT = (
+    "every boundary call matched, but the {difference}. The program depends on something "
+    "symtrace does not pin (os.urandom, uuid, the clock, files, other processes); pin it, or "
+    "if the line is volatile by design pass --volatile-stdout REGEX"
+)
+TOOL_BODY_HINT = (
+    "every boundary call matched, but the {difference}: the replay printed fewer lines, and "
+    "{tools} tool call(s) were served without re-running their bodies. Replay writes back "
+    "what a tool body wrote to sys.stdout/sys.stderr while recording, but not what it wrote "
+    "around them (a logging handler's stream, a thread of its own, os.write, a C "
+    "extension): print from the tool body, or if the line is volatile by design pass "
+    "--volatile-stdout REGEX"
+)
+
+
+def outcome_hint(bundle: Bundle, difference: str, stdout: bytes,
+                 volatile: Sequence[re.Pattern[str]]) -> str:
+    """Why a replay that matched every call still ended differently. Lines only missing from
+    the replay, in a run whose tool bodies were not re-run, came from a tool body (not from
+    entropy, which changes a line rather than dropping it)."""
+    tools = sum(1 for e in bundle.boundary_events() if e.type is EventType.TOOL_CALL)
+    recorded = bundle.stdout()
+    if tools and recorded is not None:
+        expected = Counter(normalised_lines(recorded, volatile))
+        actual = Counter(normalised_lines(stdout, volatile))
+        if expected - actual and not actual - expected:
+            return TOOL_BODY_HINT.format(difference=difference, tools=tools)
+    return ENTROPY_HINT.format(difference=difference)
 
 
 def recording_incomplete(bundle: Bundle, hand_back: HandBack | None) -> dict[str, Any]:

@@ -19,7 +19,8 @@ volatile substrings are replaced by placeholders, never dropped:
 * clock times `14:05:01` (optionally `.123`) → `<time>`
 * durations `1.23s`, `12 ms`, `0.5 seconds` → `<duration>`
 
-and every line matching a `--volatile-stdout REGEX` is left out entirely. Nothing else is
+and every line matching a `--volatile-stdout REGEX` is left out entirely, as are blank lines
+(spacing: CrewAI skips a blank line while another thread streams). Nothing else is
 normalised: uuids and random hex are exactly the entropy a faithful replay must reproduce.
 
 stdout is compared as the multiset of its normalised lines: a line missing, added or changed
@@ -60,13 +61,45 @@ class OutcomeDifference:
     expected: JSONValue
     actual: JSONValue
     line: int | None = None  # 1-based, for stdout
+    counts: tuple[int, int] | None = None  # stdout: the same line, recorded vs replayed times
 
     def describe(self) -> str:
+        if self.counts is not None:
+            return (f"stdout differs: the line {visible(self.expected)} (first at line "
+                    f"{self.line}) appears {self.counts[0]} times in the recording and "
+                    f"{self.counts[1]} in the replay")
         if self.what == "stdout":
-            return (f"stdout differs at line {self.line}: recorded {self.expected!r}, "
-                    f"replayed {self.actual!r}")
+            return (f"stdout differs at line {self.line}: recorded {visible(self.expected)}, "
+                    f"replayed {visible(self.actual)}")
         return f"{self.what.replace('_', ' ')} differs: recorded {self.expected!r}, " \
                f"replayed {self.actual!r}"
+
+
+def visible(line: str | None) -> str:
+    """*line* quoted so that two lines that differ look different, wrapped in a terminal too:
+    control characters and whitespace other than a single space are escaped (`\\t`, `\\x1b`,
+    `\\xa0`, `\\u200b`), and a run of spaces is counted (`⟨12 spaces⟩`), since a wrapped
+    report cuts or collapses it."""
+    if line is None:
+        return "no line"
+    parts = []
+    for run in _SPACE_RUNS.split(line):
+        if len(run) > 1 and run == " " * len(run):
+            parts.append(f"⟨{len(run)} spaces⟩")
+        else:
+            parts.append("".join(_escaped(ch) for ch in run))
+    return "'" + "".join(parts) + "'"
+
+
+_SPACE_RUNS = re.compile(r"( {2,})")
+
+
+def _escaped(ch: str) -> str:
+    if ch in "\\'⟨⟩":
+        return "\\" + ch
+    if ch == " " or ch.isprintable():
+        return ch
+    return repr(ch)[1:-1]  # \t, \x1b, \xa0, \u200b
 
 
 def compile_volatile(patterns: Iterable[str]) -> tuple[re.Pattern[str], ...]:
@@ -81,13 +114,18 @@ def compile_volatile(patterns: Iterable[str]) -> tuple[re.Pattern[str], ...]:
 
 
 def normalised_lines(stdout: bytes, volatile: Sequence[re.Pattern[str]] = ()) -> list[str]:
+    """The lines compared: normalised, without trailing whitespace, and without blank lines
+    (spacing, not outcome: CrewAI's console skips the blank line after a panel while another
+    thread streams, `ConsoleFormatter.print`, so their number is thread timing)."""
     out = []
     for line in stdout.decode("utf-8", "replace").splitlines():
         if any(p.search(line) for p in volatile):
             continue
         for _, pattern, placeholder in NORMALISATIONS:
             line = pattern.sub(placeholder, line)
-        out.append(line.rstrip())
+        line = line.rstrip()
+        if line:
+            out.append(line)
     return out
 
 
@@ -123,6 +161,9 @@ def compare(
         want = expected[index] if index < len(expected) else None
         got = actual[index] if index < len(actual) else None
         if want in missing or got in extra:
+            if want == got:  # the same text: it is the number of such lines that differs
+                counts = (Counter(expected)[want], Counter(actual)[got])
+                return OutcomeDifference("stdout", want, got, index + 1, counts)
             return OutcomeDifference("stdout", want, got, index + 1)
     return None  # unreachable: unequal multisets differ at some line
 
@@ -130,4 +171,5 @@ def compare(
 def to_json(difference: OutcomeDifference) -> dict[str, JSONValue]:
     return orjson.loads(orjson.dumps({
         "what": difference.what, "expected": difference.expected,
-        "actual": difference.actual, "line": difference.line}))
+        "actual": difference.actual, "line": difference.line,
+        **({"counts": list(difference.counts)} if difference.counts else {})}))

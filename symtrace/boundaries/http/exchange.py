@@ -36,6 +36,7 @@ from symtrace.model.attempts import CUT
 from symtrace.model.canonical import JSONValue, canonical_tool_call, scanned_http_request
 from symtrace.model.llm_streams import assemble
 from symtrace.model.llm_wire import WireFormat, wire_format
+from symtrace.model.shape import restore, shape_of
 from symtrace.session.core import LLM, TOOL, BoundaryCall, Session, Ticket
 
 # Response headers an SDK acts on (content type, retry advice, request ids for its errors).
@@ -139,7 +140,7 @@ class Exchange:
             cut = record.get(CUT)
             return Recorded(int(record["status"]), headers, b"".join(chunks), chunks,
                             self.seam.rebuild_error(dict(cut)) if isinstance(cut, dict) else None)
-        body = record.get("body")
+        body = restore(record.get("body"), record.get(BODY_SHAPE))
         if isinstance(body, dict) and set(body) == {"$text"}:
             content = str(body["$text"]).encode()
         else:
@@ -166,9 +167,12 @@ class Exchange:
             body: JSONValue = orjson.loads(content) if content else None
         except orjson.JSONDecodeError:
             body = {"$text": content.decode("utf-8", "replace")}
-        self._finish(ticket, {"status": status,
-                              "headers": headers if kept else kept_headers(headers),
-                              "body": body})
+        record = {"status": status, "headers": headers if kept else kept_headers(headers),
+                  "body": body}
+        shape = shape_of(body)  # key order and 1.0 as the server sent them (model/shape.py)
+        if shape is not None:
+            record[BODY_SHAPE] = shape
+        self._finish(ticket, record)
 
     def tap(self, ticket: Ticket, status: int, headers: Any,
             decode: Callable[[bytes], bytes] | None = None, *, kept: bool = False) -> StreamTap:
@@ -211,6 +215,9 @@ class Exchange:
 def error_record(exc: BaseException) -> dict[str, JSONValue]:
     """A transport error as recorded: its class (rebuilt by the seam on replay) and message."""
     return {"type": type(exc).__name__, "module": type(exc).__module__, "message": str(exc)}
+
+
+BODY_SHAPE = "body_shape"  # what canonical JSON forgets of a response body (model/shape.py)
 
 
 def chunk_texts(chunks: list[bytes]) -> list[str]:

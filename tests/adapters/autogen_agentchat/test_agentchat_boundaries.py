@@ -98,12 +98,13 @@ def test_tool_values_of_every_kind_replay_through_the_native_path(
     # asyncio.gather: they start in no promised order; 3.13 shows it)
     assert sorted(t.__name__ for t in TOOLS) == sorted(RAN)
     assert replayed == recorded
-    values = {e.meta["tool"]: e.response["value"]
-              for e in bundle.events if e.type is EventType.TOOL_RESULT}
+    results = {e.meta["tool"]: e.response for e in bundle.events
+               if e.type is EventType.TOOL_RESULT}
+    values = {tool: response["value"] for tool, response in results.items()}
     assert values["forecast"]["$agentchat"] == "pydantic"
-    assert values["coordinates"] == {"$agentchat": "text", "type": "builtins:tuple",
-                                     "value": "(38.72, -9.14)"}
-    assert values["ratio"]["$agentchat"] == "text"  # 1.0 would come back as 1
+    # plain data is stored as JSON, with the shape that serves it back as it was (issue 40)
+    assert results["coordinates"] == {"ok": True, "value": [38.72, -9.14], "shape": {"t": 1}}
+    assert results["ratio"] == {"ok": True, "value": 1, "shape": "f"}  # served as 1.0
     assert values["tagged"]["$agentchat"] == "text"
     assert values["nothing"] is None
 
