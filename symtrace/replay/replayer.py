@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, NoReturn
 
 from symtrace.bundle.reader import Bundle
@@ -51,6 +52,7 @@ from symtrace.replay.completion_order import (
 from symtrace.replay.live import LiveFrontier, recorded_endpoints
 from symtrace.replay.matching import Matcher, Mismatch
 from symtrace.replay.serving import RecordServer
+from symtrace.session.context import TURN
 from symtrace.session.core import LLM, TOOL, BoundaryCall, Session, Ticket
 from symtrace.session.sink import InlineSink
 
@@ -267,6 +269,8 @@ class Replayer(Session):
         return ticket
 
     def _live(self, call: BoundaryCall, request: JSONValue, reason: str) -> Ticket:
+        if call.turn is not None:  # the child bundle names the recorded turn it continues
+            call = replace(call, meta={**call.meta, TURN: self.matcher.turn_info(call.turn)})
         ticket = self._open_live(call, request)
         self.frontier.went_live(call, ticket.event_id, reason)
         self.trajectory.ran_live(ticket.event_id)
