@@ -34,6 +34,24 @@ class EventType(StrEnum):
 COMPLETED = "completed"  # meta key: rank of the event's result in the completion order
 ABANDONED = "abandoned"  # meta key: an LLM call whose response never reached the program
 RESULT_TYPES = (EventType.AGENT_ACTION, EventType.TOOL_RESULT)  # events that hand a result back
+# meta key: the turn of a call on an explicit lane (symtrace.session.context.Turn.info: key,
+# lane, ordinal, fork, the sibling turns it ran concurrently with, its parent's info)
+TURN = "turn"
+
+
+def turns_concurrent(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two turns (meta TURN infos) of one lane ran at once in the recording: one was
+    open when the other opened, they are forks of one turn, or one is a fork of the other."""
+    key_a, key_b = a.get("key"), b.get("key")
+    if key_a == key_b:
+        return False
+    if key_b in a.get("with", ()) or key_a in b.get("with", ()):
+        return True
+    parent_a, parent_b = a.get("parent") or {}, b.get("parent") or {}
+    if a.get("fork") and b.get("fork") and parent_a.get("key") == parent_b.get("key"):
+        return True
+    return (bool(a.get("fork")) and parent_a.get("key") == key_b) or (
+        bool(b.get("fork")) and parent_b.get("key") == key_a)
 
 
 class EdgeKind(StrEnum):

@@ -31,6 +31,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from symtrace.model import events
+
 _agent: ContextVar[str | None] = ContextVar("symtrace_agent", default=None)
 _lane: ContextVar[str | None] = ContextVar("symtrace_lane", default=None)
 _reason: ContextVar[str | None] = ContextVar("symtrace_reason", default=None)
@@ -43,7 +45,7 @@ _within_tool: ContextVar[str | None] = ContextVar("symtrace_within_tool", defaul
 
 MAIN_LANE = "main"
 POOLED_PREFIXES = ("thread:", "task:")
-TURN = "turn"  # event meta key: the turn of the call (`Turn.info`)
+TURN = events.TURN  # event meta key: the turn of the call (`Turn.info`)
 
 
 class Turn:
