@@ -8,8 +8,9 @@
   scheduler runs concurrent turns in: among the recorded turns of its lane opened by (the
   recorded counterpart of) its parent and not yet taken, the lowest-ordinal one whose next
   record the call matches. A turn may be taken before a lower sibling only if the recording
-  ran them concurrently (the sibling was still open when it opened, or both are forks): two
-  sequential turns swapped are still a divergence. A bundle recorded before turns existed
+  ran them concurrently (the sibling was still open when it opened, both are forks, or another
+  task or thread opened the sibling): two turns one task ran one after the other, swapped, are
+  still a divergence. A bundle recorded before turns existed
   (no meta `turn`) keeps one order per lane.
 * A call on a **pooled** lane (unattributed worker threads / asyncio tasks) is matched among
   the *enabled* pooled records (every data parent already consumed) by content hash, the
@@ -71,7 +72,8 @@ class _Cursor:
 class _RecordedTurn:
     """A turn as recorded: its place among its siblings and its records in order."""
 
-    __slots__ = ("children", "cursor", "fork", "info", "key", "ordinal", "parent", "with_")
+    __slots__ = ("children", "cursor", "fork", "info", "key", "opener", "ordinal", "parent",
+                 "with_")
 
     def __init__(self, info: dict[str, object]) -> None:
         self.info = info
@@ -82,6 +84,7 @@ class _RecordedTurn:
         self.ordinal = int(info.get("ordinal", 0))  # type: ignore[call-overload]
         self.fork = bool(info.get("fork", False))
         self.with_ = frozenset(info.get("with", ()))  # type: ignore[arg-type]
+        self.opener = info.get("opener", 0)
         self.cursor = _Cursor()
 
 
@@ -233,8 +236,8 @@ class Matcher:
                 if sibling.key in self._taken or not self._alive(sibling):
                     continue
                 if sibling.fork == turn.fork and all(
-                        sibling.fork or w.key in sibling.with_ for w in waiting
-                        if w.fork == sibling.fork):
+                        sibling.fork or w.key in sibling.with_ or w.opener != sibling.opener
+                        for w in waiting if w.fork == sibling.fork):
                     found.append(sibling)
                 waiting.append(sibling)
         return found

@@ -53,15 +53,17 @@ class Turn:
 
     `key` names it in the record: `<parent key>><lane>#<ordinal>` for a turn opened by a
     block, `<turn key>~<ordinal>` for a fork (the calls one other task or thread makes in it).
-    `with_` are the parent's turns on the same lane that were still open when this one opened:
-    the turns it ran concurrently with, which replay may bind in either order.
+    `with_` are the parent's turns on the same lane that were still open when this one opened,
+    `opener` tells the tasks/threads that opened turns in the parent apart: replay may bind
+    turns that ran at once, or were opened by different tasks or threads, in either order;
+    turns one task opened one after another stay in order.
     """
 
-    __slots__ = ("_counts", "_forks", "_lock", "_open", "fork", "key", "lane", "ordinal",
-                 "owner", "parent", "serial", "with_")
+    __slots__ = ("_counts", "_forks", "_lock", "_open", "_openers", "fork", "key", "lane",
+                 "opener", "ordinal", "owner", "parent", "serial", "with_")
 
     def __init__(self, lane: str, parent: Turn | None, ordinal: int, owner: object, key: str,
-                 *, fork: bool = False, with_: tuple[Turn, ...] = ()) -> None:
+                 *, fork: bool = False, with_: tuple[Turn, ...] = (), opener: int = 0) -> None:
         self.lane = lane
         self.parent = parent
         self.ordinal = ordinal
@@ -69,10 +71,12 @@ class Turn:
         self.key = key
         self.fork = fork
         self.with_ = with_
+        self.opener = opener  # which of the parent's tasks/threads opened it (their ordinal)
         self.serial = next(_serials)  # program order of opening (final results: session/core)
         self._counts: dict[tuple[str, bool], int] = {}
         self._open: list[Turn] = []
         self._forks: dict[object, Turn] = {}
+        self._openers: dict[object, int] = {}  # task or thread -> ordinal (held: ids reused)
         self._lock = threading.Lock()
 
     def _ordinal(self, lane: str, fork: bool) -> int:
@@ -84,8 +88,9 @@ class Turn:
         with self._lock:
             ordinal = self._ordinal(lane, False)
             with_ = tuple(t for t in self._open if t.lane == lane)
+            opener = self._openers.setdefault(owner, len(self._openers))
             child = Turn(lane, self, ordinal, owner, f"{self.key}>{lane}#{ordinal}",
-                         with_=with_)
+                         with_=with_, opener=opener)
             self._open.append(child)
             return child
 
@@ -110,7 +115,7 @@ class Turn:
         """What an event records of its turn (meta `turn`), its ancestors' nested in it."""
         parent = self.parent
         return {"key": self.key, "lane": self.lane, "ordinal": self.ordinal, "fork": self.fork,
-                "with": [t.key for t in self.with_],
+                "with": [t.key for t in self.with_], "opener": self.opener,
                 "parent": parent.info if parent is not None and parent.parent is not None
                 else None}
 
