@@ -139,7 +139,14 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("bundle")
     ver.set_defaults(func=cmd_verify)
 
-    dif = sub.add_parser("diff", help="first point where two bundles part")
+    dif = sub.add_parser(
+        "diff", help="first point where two bundles part",
+        description="Align two trajectories by event identity (lane, turn, ordinal within "
+        "the turn; tool results by their call, unattributed calls by request hash) and name "
+        "the first event whose request, response or parents differ, or that only one has; "
+        "for a selective replay's child that is its anchor. Equal events that only ran in "
+        "another order (concurrent work) are listed, not reported as a divergence. Exit 0 "
+        "when identical, 1 when they differ.")
     dif.add_argument("a")
     dif.add_argument("b")
     dif.add_argument("--json", action="store_true")

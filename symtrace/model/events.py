@@ -34,6 +34,14 @@ class EventType(StrEnum):
 COMPLETED = "completed"  # meta key: rank of the event's result in the completion order
 ABANDONED = "abandoned"  # meta key: an LLM call whose response never reached the program
 RESULT_TYPES = (EventType.AGENT_ACTION, EventType.TOOL_RESULT)  # events that hand a result back
+# lanes of unattributed workers (session/context.py): matched by content, not by order
+POOLED_PREFIXES = ("thread:", "task:")
+
+
+def is_strict_lane(lane: str) -> bool:
+    return not lane.startswith(POOLED_PREFIXES)
+
+
 # meta key: the turn of a call on an explicit lane (symtrace.session.context.Turn.info: key,
 # lane, ordinal, fork, the sibling turns it ran concurrently with, its parent's info)
 TURN = "turn"

@@ -44,7 +44,8 @@ _dispatched_by: ContextVar[tuple[str, ...]] = ContextVar("symtrace_dispatched_by
 _within_tool: ContextVar[str | None] = ContextVar("symtrace_within_tool", default=None)
 
 MAIN_LANE = "main"
-POOLED_PREFIXES = ("thread:", "task:")
+POOLED_PREFIXES = events.POOLED_PREFIXES
+is_strict_lane = events.is_strict_lane
 TURN = events.TURN  # event meta key: the turn of the call (`Turn.info`)
 
 
@@ -184,10 +185,6 @@ class Attribution:
     @property
     def strict(self) -> bool:
         return is_strict_lane(self.lane)
-
-
-def is_strict_lane(lane: str) -> bool:
-    return not lane.startswith(POOLED_PREFIXES)
 
 
 @contextmanager

@@ -147,3 +147,22 @@ def test_the_final_result_of_concurrent_top_level_turns_is_the_later_opened_ones
     with symtrace.replay(tmp_path / "b") as replay:
         asyncio.run(declaring(first_waits=False))
     assert str(replay.session.final_value).startswith(QUESTIONS[1])
+
+
+def test_diff_names_the_anchor_of_a_concurrent_runs_child_and_lists_reorderings(
+        tmp_path, stub_llm):
+    from symtrace.bundle.inspect import diff_bundles, render_diff
+
+    with symtrace.record(tmp_path / "b"):
+        asyncio.run(program(stub_llm, first_waits=False))
+    parent = symtrace.load_bundle(tmp_path / "b")
+    anchor = [e for e in parent.events if e.is_llm and e.lane == "researcher"][-1]
+    child = tmp_path / "child"
+    with symtrace.replay(tmp_path / "b", anchor=anchor.id, guidance="Be brief.", out=child):
+        asyncio.run(program(stub_llm, first_waits=True))  # the other task asks first
+    result = diff_bundles(parent, symtrace.load_bundle(child))
+    assert not result.identical and result.left is not None
+    assert result.left.id == anchor.id and result.field == "request"
+    text = render_diff(result, parent, symtrace.load_bundle(child), 100)
+    assert f"A: {anchor.id}" in text and "/:" not in text
+    assert diff_bundles(parent, parent).identical
