@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import asyncio.events as asyncio_events
-import itertools
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -61,7 +60,7 @@ class Turn:
     """
 
     __slots__ = ("_counts", "_forks", "_lock", "_open", "_openers", "fork", "key", "lane",
-                 "opener", "ordinal", "owner", "parent", "serial", "with_")
+                 "opener", "ordinal", "owner", "parent", "with_")
 
     def __init__(self, lane: str, parent: Turn | None, ordinal: int, owner: object, key: str,
                  *, fork: bool = False, with_: tuple[Turn, ...] = (), opener: int = 0) -> None:
@@ -73,7 +72,6 @@ class Turn:
         self.fork = fork
         self.with_ = with_
         self.opener = opener  # which of the parent's tasks/threads opened it (their ordinal)
-        self.serial = next(_serials)  # program order of opening (final results: session/core)
         self._counts: dict[tuple[str, bool], int] = {}
         self._open: list[Turn] = []
         self._forks: dict[object, Turn] = {}
@@ -124,7 +122,6 @@ class Turn:
         return f"Turn({self.key!r})"
 
 
-_serials = itertools.count()
 _turn: ContextVar[Turn | None] = ContextVar("symtrace_turn", default=None)
 _root = Turn("", None, 0, None, "")
 

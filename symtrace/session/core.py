@@ -131,7 +131,7 @@ class Session:
         self.events: list[Event] = []
         self.final_value: JSONValue = None
         self.has_final_value = False
-        self._final_order: int | None = None  # Turn.serial of the final's turn (declare_final)
+        self._final_turn: context.Turn | None = None  # the final's turn (declare_final)
         self.refusal: str | None = None  # why redaction refused to record (nothing is kept)
         self.adapters_used: list[str] = []  # adapters whose framework was imported
         self._ordinals: dict[EventType, int] = dict(first_ordinals or {})
@@ -201,14 +201,15 @@ class Session:
     def declare_final(self, value: JSONValue, turn: context.Turn | None = None) -> None:
         """*value* is the run's final result, declared in *turn* (None: outside every turn).
 
-        Concurrent top-level turns that each declare one (two `ask()`s under `gather`) end in
-        an order that is timing: the declaration of the turn opened last in program order is
-        kept, whichever ended last. A declaration outside every turn always replaces."""
+        Concurrent turns of one agent that each declare one (two `ask()`s of one agent under
+        `gather`) end in an order that is timing: a declaration of a turn that was still open
+        when the held one's turn opened (on the same lane, `Turn.with_`) does not replace it,
+        so the turn opened last in program order gives the result, whichever ended last."""
         with self._lock:
-            order = turn.serial if turn is not None else None
-            if order is not None and self._final_order is not None and order < self._final_order:
+            held = self._final_turn
+            if turn is not None and held is not None and turn in held.with_:
                 return
-            self._final_order = order
+            self._final_turn = turn
             self.final_value = value
             self.has_final_value = True
 
