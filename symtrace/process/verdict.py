@@ -20,6 +20,7 @@ from symtrace.model.divergence import DivergenceKind, DivergenceReport
 from symtrace.process.protocol import Diverged, HandBack, Replayed, hand_back_json
 from symtrace.replay.outcome_check import compare
 from symtrace.replay.outcome_check import to_json as outcome_json
+from symtrace.replay.reports import outcome_hint
 
 
 class ReplayStatus(StrEnum):
@@ -87,10 +88,7 @@ def verify_outcome(bundle: Bundle, replayed: Replayed, final_value: Any, code: i
         matched_before=replayed.served,
         actual=outcome_json(difference),
         rules=tuple(bundle.config.get("normalisation", ())),
-        hint=f"every boundary call matched, but the {difference.describe()}. The program "
-        "depends on something symtrace does not pin (os.urandom, uuid, the clock, files, "
-        "other processes); pin it, or if the line is volatile by design pass "
-        "--volatile-stdout REGEX",
+        hint=outcome_hint(bundle, difference.describe(), final_value),
     )
     return Diverged(
         has_final_value=replayed.has_final_value,
