@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from symtrace.frameworks.contract import context, instance_lane
+from symtrace.frameworks.contract import active, context, instance_lane
 
 _delegated: ContextVar[bool] = ContextVar("symtrace_crewai_delegated", default=False)
 _native_call_id: ContextVar[str | None] = ContextVar("symtrace_crewai_call_id", default=None)
@@ -67,14 +67,26 @@ def crew_prefix(crew: Any) -> str:
     run at once (`gather` of two `kickoff_async`) each with a `researcher` keep their agents
     on distinct lanes. Registered when the crew is kicked off (`register_crew`), in program
     order, never by which of its threads asks first."""
-    name = instance_lane(crew, "crew")
-    return "" if name == "crew" else f"{name}/"
+    known = _crews.get(id(crew))
+    if known is None or known[0] is not crew or known[2] is not active():
+        return ""  # not kicked off in this session (a copy CrewAI made): no place of its own
+    return "" if known[1] == "crew" else f"{known[1]}/"
+
+
+# id(crew) -> (crew, its name among the session's crews, the session): the crew is held, so
+# its id is not reused while the entry lives
+_crews: dict[int, tuple[Any, str, Any]] = {}
 
 
 def register_crew(crew: Any) -> None:
     """Give *crew* its place among the run's crews (called where it is kicked off, before
     CrewAI hands it to a worker thread)."""
-    instance_lane(crew, "crew")
+    session = active()
+    for key in [k for k, v in _crews.items() if v[2] is not session]:
+        del _crews[key]  # entries of an ended session
+    known = _crews.get(id(crew))
+    if known is None or known[0] is not crew:
+        _crews[id(crew)] = (crew, instance_lane(crew, "crew"), session)
 
 
 def _crew_members(crew: Any) -> list[Any]:

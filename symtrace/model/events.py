@@ -48,22 +48,11 @@ TURN = "turn"
 
 
 def turns_concurrent(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Whether two turns (meta TURN infos) of one lane may run at once: one was open when the
-    other opened, two tasks or threads opened them, they are forks of one turn, or one is a
-    fork of the other."""
+    """Whether two turns (meta TURN infos) of one lane ran at once in the recording: one was
+    open when the other opened. (Forks are not told apart: a framework that hands each step
+    to a fresh worker thread runs them one after the other.)"""
     key_a, key_b = a.get("key"), b.get("key")
-    if key_a == key_b:
-        return False
-    if key_b in a.get("with", ()) or key_a in b.get("with", ()):
-        return True
-    if (a.get("parent") or {}).get("key") == (b.get("parent") or {}).get("key") and a.get(
-            "opener", 0) != b.get("opener", 0):
-        return True  # opened by two tasks or threads: which came first is scheduling
-    parent_a, parent_b = a.get("parent") or {}, b.get("parent") or {}
-    if a.get("fork") and b.get("fork") and parent_a.get("key") == parent_b.get("key"):
-        return True
-    return (bool(a.get("fork")) and parent_a.get("key") == key_b) or (
-        bool(b.get("fork")) and parent_b.get("key") == key_a)
+    return key_a != key_b and (key_b in a.get("with", ()) or key_a in b.get("with", ()))
 
 
 class EdgeKind(StrEnum):

@@ -24,9 +24,8 @@ Edges are derived from content, never guessed from timing:
   for day plan"), not a quote of its own. A selective replay decides by the same lookup
   whether a call carries a value of the live part of the run (sources(); replay/live.py), so
   the edges that say what a live event supersedes and the values that make a call live agree.
-* **control** edge u → v when u is the previous event on v's lane (lane order: within v's turn
-  when it has one, and for a turn's first call the lane's latest call of a turn that did not
-  run concurrently with it: meta `turn`, session/context.py), or when u is
+* **control** edge u → v when u is the previous event on v's lane (lane order, skipping the
+  calls of turns that ran at the same time as v's: meta `turn`, session/context.py), or when u is
   the latest call of a lane that caused v's turn (attribution `dispatched_by`): a group chat
   manager selecting a speaker, or an agent whose message or chat result triggered the turn.
   Content cannot carry every cause: a tool-call message has no content (a framework quotes it
@@ -92,7 +91,6 @@ class GraphBuilder:
         self._quoted = QuoteIndex()  # longer produced texts, oldest first
         self._quoted_by: list[str] = []  # the event that produced each of them
         self._lane_last: dict[str, str] = {}
-        self._turn_last: dict[Any, str] = {}  # turn key -> its latest event
         # lane -> its latest events and their turns (the predecessor of a turn's first call)
         self._lane_turns: dict[str, list[tuple[str, Any]]] = {}
         self._caused: dict[str, set[str]] = {}  # lane -> the lanes whose turns it caused
@@ -148,14 +146,11 @@ class GraphBuilder:
 
     def _previous_in_order(self, lane: str, turn: Any) -> str | None:
         """The event a new call on *lane* in *turn* (meta TURN, or None) follows in lane order:
-        the previous call of its turn; for a turn's first call, the latest call of the lane
-        made by a turn that did not run concurrently with it (a sibling running at the same
-        time is no predecessor: which of them came first is timing)."""
+        the lane's latest call, skipping those of turns that ran at the same time as *turn*
+        (a sibling open when it opened, or opened while it was open: which of them came first
+        is timing, not a cause)."""
         if not isinstance(turn, dict):
             return self._lane_last.get(lane)
-        previous = self._turn_last.get(turn.get("key"))
-        if previous is not None:
-            return previous
         for event_id, other in reversed(self._lane_turns.get(lane, ())):
             if not isinstance(other, dict) or not turns_concurrent(turn, other):
                 return event_id
@@ -167,8 +162,6 @@ class GraphBuilder:
         history.append((event_id, turn))
         if len(history) > LANE_HISTORY:
             del history[: len(history) - LANE_HISTORY]
-        if isinstance(turn, dict):
-            self._turn_last[turn.get("key")] = event_id
 
     def note_turn(self, lane: str, causes: Sequence[str]) -> None:
         """A call on *lane* whose turn the latest calls of *causes* caused: each cause lane

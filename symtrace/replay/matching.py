@@ -217,8 +217,22 @@ class Matcher:
             if self._matches(call, head):
                 self._bind(turn, candidate)
                 return head  # type: ignore[return-value]
+        # A framework thread or loop created inside one turn and reused by others carries
+        # that turn's context: the tree differs, the turn does not. Any free turn of the lane
+        # whose next record the call matches, earliest first.
+        strays = sorted((t for t in self._turns_of_lane(turn.lane)
+                         if t.key not in self._taken and t.fork == turn.fork
+                         and self._matches(call, self._head(t.cursor))),
+                        key=lambda t: t.cursor.records[t.cursor.at].position)
+        if strays:
+            self._bind(turn, strays[0])
+            return self._head(strays[0].cursor)  # type: ignore[return-value]
         heads = (self._head(c.cursor) for c in candidates)
         return self._mismatch(call, next((h for h in heads if h is not None), None))
+
+    def _turns_of_lane(self, lane: str) -> list[_RecordedTurn]:
+        return [t for (_, sibling_lane), turns in self._siblings.items() if sibling_lane == lane
+                for t in turns]
 
     def _candidates(self, turn: Turn) -> list[_RecordedTurn]:
         """The recorded turns *turn* may be, in the order they are tried (see the module
