@@ -108,6 +108,7 @@ class Matcher:
         self._turns: dict[str, _RecordedTurn] = {}
         self._siblings: dict[tuple[str, str], list[_RecordedTurn]] = {}
         self._bound: dict[Turn, str] = {}  # replayed turn -> the recorded turn it is
+        self._lane_order: dict[str, _Cursor] = {}  # a lane's turned records, in position order
         self._taken: set[str] = set()  # recorded turns a replayed turn is bound to
         self._pooled: dict[tuple[EventType, str | None], _Cursor] = {}
         # A child bundle's anchor was sent as q ⊕ Δ: replay matches it with Δ re-applied.
@@ -120,6 +121,7 @@ class Matcher:
             info = record.meta.get(TURN)
             if isinstance(info, dict) and "key" in info:
                 self._recorded_turn(info).cursor.records.append(record)
+                self._lane_order.setdefault(record.lane, _Cursor()).records.append(record)
             else:
                 self._lanes.setdefault(record.lane, _Cursor()).records.append(record)
             if is_strict_lane(record.lane):
@@ -207,6 +209,16 @@ class Matcher:
         return None if turn is None else self._bound.get(turn)
 
     def _turn_match(self, call: BoundaryCall, turn: Turn) -> Event | Mismatch:
+        found = self._turn_match_by_tree(call, turn)
+        if isinstance(found, Mismatch):
+            # what replayed before turns existed still replays: the lane's next record in
+            # recorded order, whichever turn a framework's threads make it from
+            head = self._head(self._lane_order.get(call.attribution.lane))
+            if self._matches(call, head):
+                return head  # type: ignore[return-value]
+        return found
+
+    def _turn_match_by_tree(self, call: BoundaryCall, turn: Turn) -> Event | Mismatch:
         key = self._bound.get(turn)
         if key is not None:
             head = self._head(self._turns[key].cursor)
@@ -218,9 +230,9 @@ class Matcher:
                 self._bind(turn, candidate)
                 return head  # type: ignore[return-value]
         # A framework thread or loop created inside one turn and reused by others carries
-        # that turn's context: the tree differs, the turn does not. Any free turn of the lane
-        # whose next record the call matches, earliest first.
-        strays = sorted((t for t in self._turns_of_lane(turn.lane)
+        # that turn's context: the tree differs, the turn does not. With no candidate under
+        # its parent: any free turn of the lane whose next record the call matches, earliest.
+        strays = [] if candidates else sorted((t for t in self._turns_of_lane(turn.lane)
                          if t.key not in self._taken and t.fork == turn.fork
                          and self._matches(call, self._head(t.cursor))),
                         key=lambda t: t.cursor.records[t.cursor.at].position)
