@@ -119,11 +119,12 @@ def drive_scope(original: Callable[..., Any]) -> Callable[..., Any]:
                 token = _turn_lane.set(lane)
                 try:
                     with context.agent(name, lane=lane), context.dispatched_by(chooser):
+                        turn = context.top_turn()  # concurrent asks: whose reply is final
                         reply = await drive()
                 finally:
                     _turn_lane.reset(token)
                 if outermost and isinstance(getattr(reply, "body", None), str):
-                    final_result(reply.body)
+                    final_result(reply.body, turn=turn)
                 return reply
 
             yield attributed

@@ -1,7 +1,8 @@
 """Who makes a call: CrewAI agents become symtrace agents, lanes and reasons.
 
 Every agent works on its own strict lane, named by its role; a second agent with the same
-role in one crew works on `f"{role}@2"`, and so on (see `lane_of`). Three refinements:
+role in one crew works on `f"{role}@2"`, and so on, and the agents of the n-th crew kicked off
+in a run (n ≥ 2) on `f"crew@{n}/{role}"` (see `lane_of`). Three refinements:
 
 * a native tool call runs on the lane `f"{agent lane}/tool#{index}"`, `index` being its
   position in the LLM response, because CrewAI runs the calls of one response in parallel on
@@ -23,7 +24,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from symtrace.frameworks.contract import context
+from symtrace.frameworks.contract import active, context, instance_lane
 
 _delegated: ContextVar[bool] = ContextVar("symtrace_crewai_delegated", default=False)
 _native_call_id: ContextVar[str | None] = ContextVar("symtrace_crewai_call_id", default=None)
@@ -52,12 +53,41 @@ def lane_of(agent: Any) -> str:
     """
     role = lane = role_of(agent)
     crew = getattr(agent, "crew", None)
+    step = _flow_step.get()
     if crew is not None and not isinstance(crew, str):
         same_role = [a for a in _crew_members(crew) if role_of(a) == role]
         ordinal = next((i for i, member in enumerate(same_role) if member is agent), 0)
         lane = role if ordinal == 0 else f"{role}@{ordinal + 1}"
-    step = _flow_step.get()
+        if step is None:
+            lane = crew_prefix(crew) + lane
     return lane if step is None else f"{step}/{lane}"
+
+
+def crew_prefix(crew: Any) -> str:
+    """`""` for the first crew kicked off in the run, `"crew@n/"` for the n-th: crews that
+    run at once (`gather` of two `kickoff_async`) each with a `researcher` keep their agents
+    on distinct lanes. Registered when the crew is kicked off (`register_crew`), in program
+    order, never by which of its threads asks first."""
+    known = _crews.get(id(crew))
+    if known is None or known[0] is not crew or known[2] is not active():
+        return ""  # not kicked off in this session (a copy CrewAI made): no place of its own
+    return "" if known[1] == "crew" else f"{known[1]}/"
+
+
+# id(crew) -> (crew, its name among the session's crews, the session): the crew is held, so
+# its id is not reused while the entry lives
+_crews: dict[int, tuple[Any, str, Any]] = {}
+
+
+def register_crew(crew: Any) -> None:
+    """Give *crew* its place among the run's crews (called where it is kicked off, before
+    CrewAI hands it to a worker thread)."""
+    session = active()
+    for key in [k for k, v in _crews.items() if v[2] is not session]:
+        del _crews[key]  # entries of an ended session
+    known = _crews.get(id(crew))
+    if known is None or known[0] is not crew:
+        _crews[id(crew)] = (crew, instance_lane(crew, "crew"), session)
 
 
 def _crew_members(crew: Any) -> list[Any]:

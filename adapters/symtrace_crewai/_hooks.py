@@ -25,6 +25,7 @@ from symtrace_crewai._attribution import (
     is_manager,
     native_tool_lane,
     reason_scope,
+    register_crew,
     role_of,
 )
 
@@ -240,6 +241,7 @@ def refusing_unsupported(original: Original) -> Original:
         async def async_wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
             if active() is not None:
                 _refusals.check_crew(self)
+                register_crew(self)
             return await original(self, *args, **kwargs)
 
         return async_wrapper
@@ -248,7 +250,21 @@ def refusing_unsupported(original: Original) -> Original:
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         if active() is not None:
             _refusals.check_crew(self)
+            register_crew(self)
         return original(self, *args, **kwargs)
+
+    return wrapper
+
+
+def registering_crew(original: Original) -> Original:
+    """Crew.kickoff_async: the crew's place among the run's crews is taken here, in the
+    caller's task, before CrewAI runs `kickoff` on a worker thread (`crew_prefix`)."""
+
+    @functools.wraps(original)
+    async def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if active() is not None:
+            register_crew(self)
+        return await original(self, *args, **kwargs)
 
     return wrapper
 

@@ -15,7 +15,16 @@ from symtrace.bundle.reader import Bundle
 from symtrace.model.attempts import failure_of, wire_format_of
 from symtrace.model.canonical import JSONValue
 from symtrace.model.divergence import Difference, json_differences
-from symtrace.model.events import RETRY_OF, Event, event_summary, one_line, summarize
+from symtrace.model.events import (
+    RETRY_OF,
+    TURN,
+    Event,
+    EventType,
+    event_summary,
+    is_strict_lane,
+    one_line,
+    summarize,
+)
 from symtrace.model.hashing import PREFIX, short
 from symtrace.model.inert import inert
 from symtrace.model.textdiff import word_excerpts
@@ -263,12 +272,20 @@ def failed_attempts(events: list[Event]) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class BundleDiff:
+    """Where two trajectories part, their events aligned by identity (`event_identities`).
+
+    `index` is the first differing event's position in A (B's when A lacks it); `moved` are
+    events equal on both sides whose order relative to an earlier one changed: concurrent work
+    that finished in another order, listed, not a divergence."""
+
     identical: bool
-    index: int | None  # position in O where the two part
+    index: int | None
     left: Event | None
     right: Event | None
-    field: str | None  # "id", "type", "lane", "request", "response", "parents"
+    field: str | None  # "type", "request", "response", "parents", "missing"
     differences: tuple[Difference, ...]
+    identity: str | None = None  # the first differing event's identity, readable
+    moved: tuple[tuple[Event, Event], ...] = ()  # (in A, in B), in A's order
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -277,60 +294,167 @@ class BundleDiff:
             "left": self.left.id if self.left else None,
             "right": self.right.id if self.right else None,
             "field": self.field,
+            "identity": self.identity,
             "differences": [d.to_json() for d in self.differences],
+            "reordered": [{"left": a.id, "right": b.id, "left_position": a.position,
+                           "right_position": b.position} for a, b in self.moved],
         }
 
 
+Identity = tuple[Any, ...]
+
+
+def event_identities(events: list[Event]) -> dict[Identity, Event]:
+    """Each event by its identity, which does not depend on when concurrent work ran:
+
+    * a call on a strict lane: (type, lane, turn, its ordinal among the turn's calls on that
+      lane) — the turn (meta `turn`, session/context.py) is named by its cause, not by time;
+    * a call on a pooled lane (unattributed worker): (type, request hash, occurrence);
+    * a tool result: its tool call's identity; the final result: ("final_result",).
+    """
+    out: dict[Identity, Event] = {}
+    counts: dict[Identity, int] = {}
+    by_id: dict[str, Identity] = {}
+    for event in events:
+        if event.type is EventType.FINAL_RESULT:
+            ident: Identity = ("final_result",)
+        elif event.type is EventType.TOOL_RESULT and event.parents and \
+                event.parents[0].source in by_id:
+            ident = ("result of", *by_id[event.parents[0].source])
+        else:
+            turn = event.meta.get(TURN)
+            group: Identity = (
+                (event.type.value, event.lane, turn.get("key") if isinstance(turn, dict) else "")
+                if is_strict_lane(event.lane)
+                else (event.type.value, "pooled", event.request_hash))
+            ordinal = counts.get(group, 0)
+            counts[group] = ordinal + 1
+            ident = (*group, ordinal)
+        by_id[event.id] = ident
+        out.setdefault(ident, event)
+    return out
+
+
+def aligned(a: Bundle, b: Bundle) -> list[tuple[Event | None, Event | None]]:
+    """A's events in A's order, each beside B's event of the same identity, then B's events
+    A lacks (what `view --diff` lays out side by side)."""
+    left, right = event_identities(list(a.events)), event_identities(list(b.events))
+    return [(ea, right.get(ident)) for ident, ea in left.items()] + [
+        (None, eb) for ident, eb in right.items() if ident not in left]
+
+
+def describe_identity(ident: Identity) -> str:
+    if ident[0] == "final_result":
+        return "the final result"
+    if ident[0] == "result of":
+        return f"the result of {describe_identity(ident[1:])}"
+    kind, lane, turn, ordinal = ident
+    if lane == "pooled":
+        return f"{kind} #{ordinal} with request {short(str(turn))} (unattributed)"
+    where = f"turn {turn}" if turn else "its lane"
+    return f"{kind} #{ordinal} of lane {lane}, {where}"
+
+
 def diff_bundles(a: Bundle, b: Bundle) -> BundleDiff:
-    """The first point in observed order where two bundles part, and what differs there."""
-    left, right = list(a.events), list(b.events)
-    for index in range(max(len(left), len(right))):
-        ea = left[index] if index < len(left) else None
-        eb = right[index] if index < len(right) else None
-        if ea is None or eb is None:
-            return BundleDiff(False, index, ea, eb, "missing", ())
-        for name in ("type", "lane", "request", "response"):
+    """The first event of A (in A's order) whose counterpart in B — the event with the same
+    identity — is missing or differs in type, request, response or parents; then B's events
+    that A lacks. Equal events that only changed order are listed in `moved`."""
+    left, right = event_identities(list(a.events)), event_identities(list(b.events))
+    # parents are compared as identities: ids differ once a selective replay went live
+    left_ids = {e.id: i for i, e in left.items()}
+    right_ids = {e.id: i for i, e in right.items()}
+    moved = _moved(left, right)
+
+    def part(index: int, ea: Event | None, eb: Event | None, field: str,
+             differences: Any, ident: Identity) -> BundleDiff:
+        before = tuple((x, y) for x, y in moved if index is None or x.position < index)
+        return BundleDiff(False, index, ea, eb, field, tuple(differences),
+                          describe_identity(ident), before)
+
+    for ident, ea in left.items():
+        eb = right.get(ident)
+        if eb is None:
+            return part(ea.position, ea, None, "missing", (), ident)
+        if ea.type is not eb.type:
+            return part(ea.position, ea, eb, "type",
+                        json_differences(ea.type.value, eb.type.value), ident)
+        for name in ("request", "response"):
             va: JSONValue = getattr(ea, name)
             vb: JSONValue = getattr(eb, name)
-            if name == "type":
-                va, vb = ea.type.value, eb.type.value
             if va != vb:
-                return BundleDiff(False, index, ea, eb, name, json_differences(va, vb))
-        if ea.parent_ids != eb.parent_ids:
-            return BundleDiff(
-                False,
-                index,
-                ea,
-                eb,
-                "parents",
-                json_differences(list(ea.parent_ids), list(eb.parent_ids)),
-            )
-    return BundleDiff(True, None, None, None, None, ())
+                return part(ea.position, ea, eb, name, json_differences(va, vb), ident)
+        pa = sorted(str(left_ids.get(p, p)) for p in ea.parent_ids)
+        pb = sorted(str(right_ids.get(p, p)) for p in eb.parent_ids)
+        if pa != pb:
+            return part(ea.position, ea, eb, "parents",
+                        json_differences(list(ea.parent_ids), list(eb.parent_ids)), ident)
+    for ident, eb in right.items():
+        if ident not in left:
+            return part(eb.position, None, eb, "missing", (), ident)
+    return BundleDiff(True, None, None, None, None, (), None, moved)
+
+
+def _moved(left: dict[Identity, Event], right: dict[Identity, Event]
+           ) -> tuple[tuple[Event, Event], ...]:
+    """Events whose position in B is before that of an event preceding them in A."""
+    moved: list[tuple[Event, Event]] = []
+    latest = -1
+    for ident, ea in left.items():
+        eb = right.get(ident)
+        if eb is None:
+            continue
+        if eb.position < latest:
+            moved.append((ea, eb))
+        latest = max(latest, eb.position)
+    return tuple(moved)
 
 
 def render_diff(result: BundleDiff, a: Bundle, b: Bundle, width: int = 100) -> str:
     """Where two trajectories part, in lines of at most *width*: both events, then each
     differing path with a word-level excerpt of both sides (as a divergence report shows)."""
     if result.identical:
-        return f"identical trajectories ({len(a.events)} events)"
-    lines = textwrap.wrap(
-        f"bundles part at position {result.index}: the {result.field} differs", width
-    )
+        lines = [f"identical trajectories ({len(a.events)} events)"]
+        lines += _moved_lines(result, width)
+        return "\n".join(lines)
+    what = ("is only in one of them" if result.field == "missing"
+            else f"differs in its {result.field}")
+    lines = textwrap.wrap(f"first difference: {result.identity} {what}", width,
+                          subsequent_indent="    ")
     for label, event in (("A", result.left), ("B", result.right)):
         if event is None:
-            lines.append(f"  {label}: (no event: the trajectory ended)")
+            lines.append(f"  {label}: (no such event)")
         else:
-            lines.append(f"  {label}: {event.id} ({event.type.value}, lane {event.lane})")
+            lines.append(f"  {label}: {event.id} at position {event.position} "
+                         f"({event.type.value}, lane {event.lane})")
     budget = max(20, width - 7)
     for diff in result.differences:
-        lines += textwrap.wrap(f"  {diff.path or '/'}:", width, subsequent_indent="      ")
+        where = f"at {diff.path}:" if diff.path else "the whole value:"
+        lines += textwrap.wrap(f"  {where}", width, subsequent_indent="      ")
         left, right = diff.expected, diff.actual
         if isinstance(left, str) and isinstance(right, str) and ABSENT not in (left, right):
             ea, eb = word_excerpts(left, right, budget)
             lines += [f"    A: {ea.marked('[-', '-]')}", f"    B: {eb.marked('{+', '+}')}"]
         else:
             lines += [f"    A: {_side(left, budget)}", f"    B: {_side(right, budget)}"]
-    return "\n".join(lines)
+    return "\n".join(lines + _moved_lines(result, width))
+
+
+MOVED_SHOWN = 8
+
+
+def _moved_lines(result: BundleDiff, width: int) -> list[str]:
+    """The reorderings of equal events (concurrent work that ran in another order)."""
+    if not result.moved:
+        return []
+    lines = textwrap.wrap(
+        f"{len(result.moved)} equal event(s) ran in another order (concurrent work; not a "
+        "divergence):", width)
+    for ea, eb in result.moved[:MOVED_SHOWN]:
+        lines.append(f"  {ea.id} (lane {ea.lane}): position {ea.position} in A, "
+                     f"{eb.position} in B")
+    if len(result.moved) > MOVED_SHOWN:
+        lines.append(f"  … and {len(result.moved) - MOVED_SHOWN} more (--json lists all)")
+    return lines
 
 
 ABSENT = "<absent>"  # json_differences' marker for a key or item one side lacks

@@ -165,10 +165,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     dif = sub.add_parser(
         "diff", help="first point where two bundles part",
-        description="Compare two bundles event by event and show the first point where "
-        "their trajectories part, both sides. Exits 0 when they are identical, 1 when they "
-        "differ.",
-    )
+        description="Align two trajectories by event identity (lane, turn, ordinal within "
+        "the turn; tool results by their call, unattributed calls by request hash) and name "
+        "the first event whose request, response or parents differ, or that only one has; "
+        "for a selective replay's child that is its anchor. Equal events that only ran in "
+        "another order (concurrent work) are listed, not reported as a divergence. Exit 0 "
+        "when identical, 1 when they differ.")
     dif.add_argument("a", help="the first bundle directory")
     dif.add_argument("b", help="the second bundle directory")
     dif.add_argument("--json", action="store_true", help="machine-readable output")

@@ -245,8 +245,9 @@ class DivergenceReport:
     def _requests(self, width: int, color: bool) -> list[str]:
         """The expected and actual request lines: around the first difference when both
         exist, else a summary of the one there is."""
-        expected = f"  expected {self.boundary} request: "
-        actual = f"  actual   {self.boundary} request: "
+        what = "outcome" if self.boundary == "end" else f"{self.boundary} request"
+        expected = f"  expected {what}: "
+        actual = f"  actual   {what}: "
         budget = width - len(expected)
         if not (self.differences and self.expected is not None and self.actual is not None):
             lines = []

@@ -37,6 +37,25 @@ ABANDONED = "abandoned"  # meta key: an LLM call whose response never reached th
 RETRY_OF = "retry_of"  # meta key: the anchor's first live attempt this one retries
 ATTEMPT = "attempt"  # meta key: which attempt of the anchor (the first is 1, unmarked)
 RESULT_TYPES = (EventType.AGENT_ACTION, EventType.TOOL_RESULT)  # events that hand a result back
+# lanes of unattributed workers (session/context.py): matched by content, not by order
+POOLED_PREFIXES = ("thread:", "task:")
+
+
+def is_strict_lane(lane: str) -> bool:
+    return not lane.startswith(POOLED_PREFIXES)
+
+
+# meta key: the turn of a call on an explicit lane (symtrace.session.context.Turn.info: key,
+# lane, ordinal, fork, the sibling turns it ran concurrently with, its parent's info)
+TURN = "turn"
+
+
+def turns_concurrent(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two turns (meta TURN infos) of one lane ran at once in the recording: one was
+    open when the other opened. (Forks are not told apart: a framework that hands each step
+    to a fresh worker thread runs them one after the other.)"""
+    key_a, key_b = a.get("key"), b.get("key")
+    return key_a != key_b and (key_b in a.get("with", ()) or key_a in b.get("with", ()))
 
 
 class EdgeKind(StrEnum):

@@ -24,7 +24,8 @@ Edges are derived from content, never guessed from timing:
   for day plan"), not a quote of its own. A selective replay decides by the same lookup
   whether a call carries a value of the live part of the run (sources(); replay/live.py), so
   the edges that say what a live event supersedes and the values that make a call live agree.
-* **control** edge u → v when u is the previous event on v's lane (lane order), or when u is
+* **control** edge u → v when u is the previous event on v's lane (lane order, skipping the
+  calls of turns that ran at the same time as v's: meta `turn`, session/context.py), or when u is
   the latest call of a lane that caused v's turn (attribution `dispatched_by`): a group chat
   manager selecting a speaker, or an agent whose message or chat result triggered the turn.
   Content cannot carry every cause: a tool-call message has no content (a framework quotes it
@@ -57,10 +58,11 @@ from symtrace.model.dataflow import (
     request_parts,
     text_of,
 )
-from symtrace.model.events import Edge, EdgeKind, Event, EventType
+from symtrace.model.events import TURN, Edge, EdgeKind, Event, EventType, turns_concurrent
 from symtrace.model.llm_wire import WireFormat, chat_messages, format_of_request
 from symtrace.model.quotes import QuoteIndex
 
+LANE_HISTORY = 64  # a lane's latest calls searched for a turn's predecessor (bounded)
 MAX_PRODUCERS = 4  # recent producers kept per value (to tell identical values apart)
 MAX_QUOTED_PRODUCERS = 256  # bound the substring scan to the most recent producers
 MAX_MESSAGES = 4096  # message texts whose producers are kept resolved (cleared whole beyond)
@@ -89,6 +91,8 @@ class GraphBuilder:
         self._quoted = QuoteIndex()  # longer produced texts, oldest first
         self._quoted_by: list[str] = []  # the event that produced each of them
         self._lane_last: dict[str, str] = {}
+        # lane -> its latest events and their turns (the predecessor of a turn's first call)
+        self._lane_turns: dict[str, list[tuple[str, Any]]] = {}
         self._caused: dict[str, set[str]] = {}  # lane -> the lanes whose turns it caused
         self._parents: dict[str, frozenset[str]] = {}
         self._order: dict[str, int] = {}
@@ -129,16 +133,35 @@ class GraphBuilder:
                 if source not in implied:
                     edges[source] = EdgeKind.DATA
                     implied.update(parents.get(source, ()))
-            previous = self._lane_last.get(lane)
+            previous = self._previous_in_order(lane, meta.get(TURN))
             if previous is not None and previous not in edges and previous not in implied:
                 edges[previous] = EdgeKind.CONTROL
             if dispatched_by:  # (a turn the program started names none)
                 edges.update(cause_edges(event_id, lane, dispatched_by, self._lane_last,
                                          self._parents, edges))
-            self._lane_last[lane] = event_id
+            self._ordered(lane, event_id, meta.get(TURN))
             self._parents[event_id] = frozenset(edges)
             self._order.setdefault(event_id, len(self._order))
             return tuple(Edge(source, kind) for source, kind in sorted(edges.items()))
+
+    def _previous_in_order(self, lane: str, turn: Any) -> str | None:
+        """The event a new call on *lane* in *turn* (meta TURN, or None) follows in lane order:
+        the lane's latest call, skipping those of turns that ran at the same time as *turn*
+        (a sibling open when it opened, or opened while it was open: which of them came first
+        is timing, not a cause)."""
+        if not isinstance(turn, dict):
+            return self._lane_last.get(lane)
+        for event_id, other in reversed(self._lane_turns.get(lane, ())):
+            if not isinstance(other, dict) or not turns_concurrent(turn, other):
+                return event_id
+        return None
+
+    def _ordered(self, lane: str, event_id: str, turn: Any) -> None:
+        self._lane_last[lane] = event_id
+        history = self._lane_turns.setdefault(lane, [])
+        history.append((event_id, turn))
+        if len(history) > LANE_HISTORY:
+            del history[: len(history) - LANE_HISTORY]
 
     def note_turn(self, lane: str, causes: Sequence[str]) -> None:
         """A call on *lane* whose turn the latest calls of *causes* caused: each cause lane
@@ -346,7 +369,7 @@ class GraphBuilder:
     def follow(self, event: Event) -> None:
         """Account for an event materialised from a recording (replayed, not derived)."""
         with self._lock:
-            self._lane_last[event.lane] = event.id
+            self._ordered(event.lane, event.id, event.meta.get(TURN))
             self._register(event)
 
     def _register(self, event: Event) -> None:

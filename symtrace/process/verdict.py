@@ -22,6 +22,7 @@ from symtrace.model.events import EventType
 from symtrace.process.protocol import Diverged, HandBack, Replayed, hand_back_json
 from symtrace.replay.outcome_check import compare, normalised_lines
 from symtrace.replay.outcome_check import to_json as outcome_json
+from symtrace.replay.reports import outcome_hint as turn_or_entropy_hint
 
 
 class ReplayStatus(StrEnum):
@@ -89,7 +90,7 @@ def verify_outcome(bundle: Bundle, replayed: Replayed, final_value: Any, code: i
         matched_before=replayed.served,
         actual=outcome_json(difference),
         rules=tuple(bundle.config.get("normalisation", ())),
-        hint=outcome_hint(bundle, difference.describe(), stdout, volatile),
+        hint=outcome_hint(bundle, difference.describe(), stdout, volatile, final_value),
     )
     return Diverged(
         has_final_value=replayed.has_final_value,
@@ -102,11 +103,6 @@ def verify_outcome(bundle: Bundle, replayed: Replayed, final_value: Any, code: i
     )
 
 
-ENTROPY_HINT = (
-    "every boundary call matched, but the {difference}. The program depends on something "
-    "symtrace does not pin (os.urandom, uuid, the clock, files, other processes); pin it, or "
-    "if the line is volatile by design pass --volatile-stdout REGEX"
-)
 TOOL_BODY_HINT = (
     "every boundary call matched, but the {difference}: the replay printed fewer lines, and "
     "{tools} tool call(s) were served without re-running their bodies. Replay writes back "
@@ -118,10 +114,11 @@ TOOL_BODY_HINT = (
 
 
 def outcome_hint(bundle: Bundle, difference: str, stdout: bytes,
-                 volatile: Sequence[re.Pattern[str]]) -> str:
+                 volatile: Sequence[re.Pattern[str]], final_value: Any) -> str:
     """Why a replay that matched every call still ended differently. Lines only missing from
     the replay, in a run whose tool bodies were not re-run, came from a tool body (not from
-    entropy, which changes a line rather than dropping it)."""
+    entropy, which changes a line rather than dropping it); else another turn's reply as the
+    final result, else something the program does not pin (replay/reports.py)."""
     tools = sum(1 for e in bundle.boundary_events() if e.type is EventType.TOOL_CALL)
     recorded = bundle.stdout()
     if tools and recorded is not None:
@@ -129,7 +126,7 @@ def outcome_hint(bundle: Bundle, difference: str, stdout: bytes,
         actual = Counter(normalised_lines(stdout, volatile))
         if expected - actual and not actual - expected:
             return TOOL_BODY_HINT.format(difference=difference, tools=tools)
-    return ENTROPY_HINT.format(difference=difference)
+    return turn_or_entropy_hint(bundle, difference, final_value)
 
 
 def recording_incomplete(bundle: Bundle, hand_back: HandBack | None) -> dict[str, Any]:

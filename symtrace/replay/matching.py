@@ -1,8 +1,17 @@
 """Which recorded record a replayed call consumes (the matching rule).
 
 * A call on a **strict** lane (explicit agent/lane attribution, or `main`) must match the
-  *next unconsumed record of that lane*: same position in the lane's order and the same
-  canonical request hash. Reordering within a lane is a divergence.
+  *next unconsumed record of its turn* (session/context.py: one activation of the lane,
+  identified by the turn that opened it and its ordinal there): same position in the turn's
+  order and the same canonical request hash. Reordering within a turn is a divergence.
+* Which recorded turn a replayed turn is, is decided at its first call, whatever order the
+  scheduler runs concurrent turns in: among the recorded turns of its lane opened by (the
+  recorded counterpart of) its parent and not yet taken, the lowest-ordinal one whose next
+  record the call matches. A turn may be taken before a lower sibling only if the recording
+  ran them concurrently (the sibling was still open when it opened, both are forks, or another
+  task or thread opened the sibling): two turns one task ran one after the other, swapped, are
+  still a divergence. A bundle recorded before turns existed
+  (no meta `turn`) keeps one order per lane.
 * A call on a **pooled** lane (unattributed worker threads / asyncio tasks) is matched among
   the *enabled* pooled records (every data parent already consumed) by content hash, the
   earliest position first. Benign interleavings of concurrent calls therefore replay, while a
@@ -27,7 +36,7 @@ from symtrace.model.divergence import DivergenceKind
 from symtrace.model.events import RETRY_OF, EdgeKind, Event, EventType
 from symtrace.model.hashing import digest
 from symtrace.model.intervention import Intervention
-from symtrace.session.context import is_strict_lane
+from symtrace.session.context import TURN, Turn, is_strict_lane
 from symtrace.session.core import LLM, BoundaryCall
 
 BOUNDARY_TYPES = (EventType.AGENT_ACTION, EventType.TOOL_CALL)
@@ -37,6 +46,7 @@ HINT_CHANGED = (
     "re-record, or replay with --anchor on a causal parent to go live there"
 )
 HINT_LANE_DONE = "every recorded call of this lane was already consumed"
+NEW_TURN = 1_000_000  # ordinals of turns a selective replay's live part opened (turn_info)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +69,25 @@ class _Cursor:
         self.at = 0
 
 
+class _RecordedTurn:
+    """A turn as recorded: its place among its siblings and its records in order."""
+
+    __slots__ = ("children", "cursor", "fork", "info", "key", "opener", "ordinal", "parent",
+                 "with_")
+
+    def __init__(self, info: dict[str, object]) -> None:
+        self.info = info
+        self.children: list[_RecordedTurn] = []
+        self.key = str(info["key"])
+        parent = info.get("parent")
+        self.parent = str(parent["key"]) if isinstance(parent, dict) else ""
+        self.ordinal = int(info.get("ordinal", 0))  # type: ignore[call-overload]
+        self.fork = bool(info.get("fork", False))
+        self.with_ = frozenset(info.get("with", ()))  # type: ignore[arg-type]
+        self.opener = info.get("opener", 0)
+        self.cursor = _Cursor()
+
+
 class Matcher:
     """The records a replay still expects, and which one each call consumes."""
 
@@ -75,6 +104,12 @@ class Matcher:
         }
         self._nested: dict[str, list[Event]] = {}
         self._lanes: dict[str, _Cursor] = {}
+        # turns: recorded key -> turn; (parent key, lane) -> its turns by ordinal
+        self._turns: dict[str, _RecordedTurn] = {}
+        self._siblings: dict[tuple[str, str], list[_RecordedTurn]] = {}
+        self._bound: dict[Turn, str] = {}  # replayed turn -> the recorded turn it is
+        self._lane_order: dict[str, _Cursor] = {}  # a lane's turned records, in position order
+        self._taken: set[str] = set()  # recorded turns a replayed turn is bound to
         self._pooled: dict[tuple[EventType, str | None], _Cursor] = {}
         # A child bundle's anchor was sent as q ⊕ Δ, and so was every retry of it
         # (replay/anchor_retries.py): replay matches them with Δ re-applied.
@@ -85,7 +120,12 @@ class Matcher:
             within = record.meta.get("within")
             if within:
                 self._nested.setdefault(within, []).append(record)
-            self._lanes.setdefault(record.lane, _Cursor()).records.append(record)
+            info = record.meta.get(TURN)
+            if isinstance(info, dict) and "key" in info:
+                self._recorded_turn(info).cursor.records.append(record)
+                self._lane_order.setdefault(record.lane, _Cursor()).records.append(record)
+            else:
+                self._lanes.setdefault(record.lane, _Cursor()).records.append(record)
             if is_strict_lane(record.lane):
                 continue
             if record.id in self._guided_ids:
@@ -93,6 +133,21 @@ class Matcher:
                 continue
             key = (record.type, record.request_hash)
             self._pooled.setdefault(key, _Cursor()).records.append(record)
+
+    def _recorded_turn(self, info: dict[str, object]) -> _RecordedTurn:
+        turn = self._turns.get(str(info["key"]))
+        if turn is None:
+            parent = info.get("parent")
+            if isinstance(parent, dict):  # known first through a call of a turn it opened
+                self._recorded_turn(parent)
+            turn = self._turns[str(info["key"])] = _RecordedTurn(info)
+            siblings = self._siblings.setdefault((turn.parent, str(info["lane"])), [])
+            siblings.append(turn)
+            siblings.sort(key=lambda t: (t.fork, t.ordinal))
+            parent = self._turns.get(turn.parent)
+            if parent is not None:
+                parent.children.append(turn)
+        return turn
 
     # -- state -------------------------------------------------------------------------------
     def is_pending(self, record: Event) -> bool:
@@ -124,13 +179,12 @@ class Matcher:
         """The record *call* consumes, or why it matches none (the caller consumes it)."""
         lane = call.attribution.lane
         if is_strict_lane(lane):
+            turn = call.turn
+            if turn is not None and lane not in self._lanes:  # else: recorded without turns
+                return self._turn_match(call, turn)
             head = self._lane_head(lane)
-            if (
-                head is not None
-                and head.type is call.event_type
-                and self._hash_for(call, head) == head.request_hash
-            ):
-                return head
+            if self._matches(call, head):
+                return head  # type: ignore[return-value]
             # the next record of the lane, whatever its kind: an LLM call arriving where a
             # tool call was recorded is a reordering, not a match further down the lane
             return self._mismatch(call, head)
@@ -147,8 +201,109 @@ class Matcher:
         )
         return self._mismatch(call, expected)
 
+    def _matches(self, call: BoundaryCall, head: Event | None) -> bool:
+        return (head is not None and head.type is call.event_type
+                and self._hash_for(call, head) == head.request_hash)
+
+    # -- turns ---------------------------------------------------------------------------------
+    def bound_key(self, turn: Turn | None) -> str | None:
+        """The recorded turn *turn* was bound to (None: not bound, or no turn)."""
+        return None if turn is None else self._bound.get(turn)
+
+    def _turn_match(self, call: BoundaryCall, turn: Turn) -> Event | Mismatch:
+        found = self._turn_match_by_tree(call, turn)
+        if isinstance(found, Mismatch):
+            # what replayed before turns existed still replays: the lane's next record in
+            # recorded order, whichever turn a framework's threads make it from
+            head = self._head(self._lane_order.get(call.attribution.lane))
+            if self._matches(call, head):
+                return head  # type: ignore[return-value]
+        return found
+
+    def _turn_match_by_tree(self, call: BoundaryCall, turn: Turn) -> Event | Mismatch:
+        key = self._bound.get(turn)
+        if key is not None:
+            head = self._head(self._turns[key].cursor)
+            return head if self._matches(call, head) else self._mismatch(call, head)  # type: ignore[return-value]
+        candidates = self._candidates(turn)
+        for candidate in candidates:
+            head = self._head(candidate.cursor)
+            if self._matches(call, head):
+                self._bind(turn, candidate)
+                return head  # type: ignore[return-value]
+        # A framework thread or loop created inside one turn and reused by others carries
+        # that turn's context: the tree differs, the turn does not. With no candidate under
+        # its parent: any free turn of the lane whose next record the call matches, earliest.
+        strays = [] if candidates else sorted((t for t in self._turns_of_lane(turn.lane)
+                         if t.key not in self._taken and t.fork == turn.fork
+                         and self._matches(call, self._head(t.cursor))),
+                        key=lambda t: t.cursor.records[t.cursor.at].position)
+        if strays:
+            self._bind(turn, strays[0])
+            return self._head(strays[0].cursor)  # type: ignore[return-value]
+        heads = (self._head(c.cursor) for c in candidates)
+        return self._mismatch(call, next((h for h in heads if h is not None), None))
+
+    def _turns_of_lane(self, lane: str) -> list[_RecordedTurn]:
+        return [t for (_, sibling_lane), turns in self._siblings.items() if sibling_lane == lane
+                for t in turns]
+
+    def _candidates(self, turn: Turn) -> list[_RecordedTurn]:
+        """The recorded turns *turn* may be, in the order they are tried (see the module
+        docstring): not taken, with a record still pending, no sequential sibling skipped."""
+        if turn.parent is None:
+            return []
+        parent = self._bound.get(turn.parent)
+        parents = ([parent] if parent is not None
+                   else [""] if turn.parent.parent is None
+                   else [c.key for c in self._candidates(turn.parent)])
+        found: list[_RecordedTurn] = []
+        for parent_key in parents:
+            waiting: list[_RecordedTurn] = []  # lower siblings not taken yet
+            for sibling in self._siblings.get((parent_key, turn.lane), ()):
+                if sibling.key in self._taken or not self._alive(sibling):
+                    continue
+                if sibling.fork == turn.fork and all(
+                        sibling.fork or w.key in sibling.with_ or w.opener != sibling.opener
+                        for w in waiting if w.fork == sibling.fork):
+                    found.append(sibling)
+                waiting.append(sibling)
+        return found
+
+    def _alive(self, turn: _RecordedTurn) -> bool:
+        """Whether *turn* or a turn it opened still has a pending record."""
+        return self._head(turn.cursor) is not None or any(map(self._alive, turn.children))
+
+    def turn_info(self, turn: Turn) -> dict[str, object]:
+        """What a live event of *turn* records of it in a child bundle: the recorded turn it
+        was bound to, else a new turn under its parent's recorded key (ordinals past every
+        recorded one: `+` marks them)."""
+        key = self._bound.get(turn)
+        if key is not None:
+            return self._turns[key].info
+        parent = (None if turn.parent is None or turn.parent.parent is None
+                  else self.turn_info(turn.parent))
+        mark = "~" if turn.fork else f">{turn.lane}#"
+        return {"key": f"{parent['key'] if parent else ''}{mark}{turn.ordinal}+",
+                "lane": turn.lane, "ordinal": NEW_TURN + turn.ordinal, "fork": turn.fork,
+                "with": [self.turn_info(t)["key"] for t in turn.with_], "parent": parent}
+
+    def _bind(self, turn: Turn, recorded: _RecordedTurn) -> None:
+        """*turn* is *recorded*, and its unbound ancestors are *recorded*'s."""
+        live: Turn | None = turn
+        while live is not None and live.parent is not None and live not in self._bound:
+            self._bound[live] = recorded.key
+            self._taken.add(recorded.key)
+            live = live.parent
+            parent = self._turns.get(recorded.parent)
+            if parent is None:
+                break
+            recorded = parent
+
     def _lane_head(self, lane: str) -> Event | None:
-        cursor = self._lanes.get(lane)
+        return self._head(self._lanes.get(lane))
+
+    def _head(self, cursor: _Cursor | None) -> Event | None:
         if cursor is None:
             return None
         records = cursor.records

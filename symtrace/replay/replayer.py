@@ -62,6 +62,7 @@ from symtrace.replay.held_tools import HeldToolOutputs
 from symtrace.replay.live import LiveFrontier, recorded_endpoints
 from symtrace.replay.matching import Matcher, Mismatch
 from symtrace.replay.serving import RecordServer
+from symtrace.session.context import TURN
 from symtrace.session.core import LLM, TOOL, BoundaryCall, Session, Ticket
 from symtrace.session.sink import InlineSink
 
@@ -353,6 +354,8 @@ class Replayer(Session):
         raise self._first
 
     def _live(self, call: BoundaryCall, request: JSONValue, reason: str) -> Ticket:
+        if call.turn is not None:  # the child bundle names the recorded turn it continues
+            call = replace(call, meta={**call.meta, TURN: self.matcher.turn_info(call.turn)})
         ticket = self._open_live(call, request)
         self.frontier.went_live(call, ticket.event_id, reason)
         self.trajectory.ran_live(ticket.event_id)

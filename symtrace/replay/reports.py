@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import orjson
+
 from symtrace.bundle.reader import Bundle
 from symtrace.errors import (
     EgressBlocked,
@@ -159,3 +161,27 @@ def candidate(record: Event) -> Candidate:
         record.agent,
         summarize(record.request, 60),
     )
+
+
+def outcome_hint(bundle: Bundle, description: str, value: JSONValue) -> str:
+    """The hint of SYM-R107 (every call matched, the run ended differently: *description*).
+
+    When the replayed final result is not the recorded one but the reply of another recorded
+    turn (concurrent top-level turns that each declare theirs ended in another order), that is
+    what it says: symtrace's order, not the program's nondeterminism."""
+    final = bundle.final_result()
+    recorded = final.response.get("value") if final is not None and isinstance(
+        final.response, dict) else None
+    if value is not None and value != recorded and isinstance(value, str) and value.strip():
+        turns = [e for e in bundle.events if e.is_llm and isinstance(e.response, dict)
+                 and value.strip() in orjson.dumps(e.response).decode()]
+        if turns:
+            return (f"every boundary call matched, but the {description}: the replayed final "
+                    f"result is the reply of {turns[-1].id} (lane {turns[-1].lane}), another "
+                    "turn's than the recording's. Concurrent turns that each declare the run's "
+                    "result ended in another order; declare the result once, after they all "
+                    "ended (symtrace.final_result), and report this as a symtrace bug")
+    return (f"every boundary call matched, but the {description}. The program depends on "
+            "something symtrace does not pin (os.urandom, uuid, the clock, files, other "
+            "processes); pin it, or if the line is volatile by design pass "
+            "--volatile-stdout REGEX")

@@ -8,6 +8,15 @@ implicit `main` lane (the main thread outside asyncio) are **strict**: their cal
 recorded order. Calls from other threads and asyncio tasks without explicit attribution fall
 into **pooled** lanes (`thread:<name>`, `task:<name>`): which worker runs which call varies from
 run to run, so replay matches them by content among the causally enabled records instead.
+
+A *turn* is one activation of an explicit lane: each `agent(...)` / `lane(...)` block opens one
+(`Turn`), unless it re-enters the turn already running on that lane in the same task or thread.
+A turn is identified by its cause, not by when its calls arrive: the turn that opened it (its
+parent; the root for a top-level block), its lane and its ordinal among its parent's turns on
+that lane; boundary calls made in a turn by another task or thread than the one that opened it
+(a `gather` inside the block, a thread pool) form a *fork* of it, one per task or thread. Strict
+order holds within a turn; which recorded turn a replayed one is is decided at its first call
+(replay/matching.py, docs/replay-semantics.md).
 """
 
 from __future__ import annotations
@@ -19,6 +28,9 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
+
+from symtrace.model import events
 
 _agent: ContextVar[str | None] = ContextVar("symtrace_agent", default=None)
 _lane: ContextVar[str | None] = ContextVar("symtrace_lane", default=None)
@@ -31,7 +43,133 @@ _dispatched_by: ContextVar[tuple[str, ...]] = ContextVar("symtrace_dispatched_by
 _within_tool: ContextVar[str | None] = ContextVar("symtrace_within_tool", default=None)
 
 MAIN_LANE = "main"
-POOLED_PREFIXES = ("thread:", "task:")
+POOLED_PREFIXES = events.POOLED_PREFIXES
+is_strict_lane = events.is_strict_lane
+TURN = events.TURN  # event meta key: the turn of the call (`Turn.info`)
+
+
+class Turn:
+    """One activation of a lane (see the module docstring): the unit replay keeps in order.
+
+    `key` names it in the record: `<parent key>><lane>#<ordinal>` for a turn opened by a
+    block, `<turn key>~<ordinal>` for a fork (the calls one other task or thread makes in it).
+    `with_` are the parent's turns on the same lane that were still open when this one opened,
+    `opener` tells the tasks/threads that opened turns in the parent apart: replay may bind
+    turns that ran at once, or were opened by different tasks or threads, in either order;
+    turns one task opened one after another stay in order.
+    """
+
+    __slots__ = ("_counts", "_forks", "_lock", "_open", "_openers", "fork", "key", "lane",
+                 "opener", "ordinal", "owner", "parent", "with_")
+
+    def __init__(self, lane: str, parent: Turn | None, ordinal: int, owner: object, key: str,
+                 *, fork: bool = False, with_: tuple[Turn, ...] = (), opener: int = 0) -> None:
+        self.lane = lane
+        self.parent = parent
+        self.ordinal = ordinal
+        self.owner = owner  # the asyncio task or thread that opened it
+        self.key = key
+        self.fork = fork
+        self.with_ = with_
+        self.opener = opener  # which of the parent's tasks/threads opened it (their ordinal)
+        self._counts: dict[tuple[str, bool], int] = {}
+        self._open: list[Turn] = []
+        self._forks: dict[object, Turn] = {}
+        self._openers: dict[object, int] = {}  # task or thread -> ordinal (held: ids reused)
+        self._lock = threading.Lock()
+
+    def _ordinal(self, lane: str, fork: bool) -> int:
+        ordinal = self._counts.get((lane, fork), 0)
+        self._counts[(lane, fork)] = ordinal + 1
+        return ordinal
+
+    def open_child(self, lane: str, owner: object) -> Turn:
+        with self._lock:
+            ordinal = self._ordinal(lane, False)
+            with_ = tuple(t for t in self._open if t.lane == lane)
+            opener = self._openers.setdefault(owner, len(self._openers))
+            child = Turn(lane, self, ordinal, owner, f"{self.key}>{lane}#{ordinal}",
+                         with_=with_, opener=opener)
+            self._open.append(child)
+            return child
+
+    def closed(self, child: Turn) -> None:
+        with self._lock:
+            self._open.remove(child)
+
+    def for_owner(self, owner: object) -> Turn:
+        """This turn, or its fork for *owner* when another task or thread makes the call."""
+        if owner == self.owner or self.parent is None:
+            return self
+        with self._lock:
+            found = self._forks.get(owner)
+            if found is None:
+                ordinal = self._ordinal(self.lane, True)
+                found = self._forks[owner] = Turn(self.lane, self, ordinal, owner,
+                                                  f"{self.key}~{ordinal}", fork=True)
+            return found
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """What an event records of its turn (meta `turn`), its ancestors' nested in it."""
+        parent = self.parent
+        return {"key": self.key, "lane": self.lane, "ordinal": self.ordinal, "fork": self.fork,
+                "with": [t.key for t in self.with_], "opener": self.opener,
+                "parent": parent.info if parent is not None and parent.parent is not None
+                else None}
+
+    def __repr__(self) -> str:
+        return f"Turn({self.key!r})"
+
+
+_turn: ContextVar[Turn | None] = ContextVar("symtrace_turn", default=None)
+_root = Turn("", None, 0, None, "")
+
+
+def reset_turns() -> None:
+    """A new session numbers its top-level turns from 0 again."""
+    global _root
+    _root = Turn("", None, 0, None, "")
+
+
+def _owner() -> object:
+    loop = asyncio_events._get_running_loop()
+    task = asyncio.current_task(loop) if loop is not None else None
+    return task if task is not None else threading.get_ident()
+
+
+@contextmanager
+def _turn_of(lane_name: str) -> Iterator[None]:
+    """Open a turn of *lane_name* for the block (or stay in the running one: re-entry)."""
+    owner = _owner()
+    running = _turn.get()
+    if running is not None and running.lane == lane_name and running.owner == owner:
+        yield
+        return
+    parent = running if running is not None else _root
+    turn = parent.open_child(lane_name, owner)
+    token = _turn.set(turn)
+    try:
+        yield
+    finally:
+        _turn.reset(token)
+        parent.closed(turn)
+
+
+def current_turn() -> Turn | None:
+    """The turn a boundary call made here belongs to (None on an implicit lane)."""
+    turn = _turn.get()
+    if turn is None or _lane.get() != turn.lane:
+        return None
+    return turn.for_owner(_owner())
+
+
+def top_turn() -> Turn | None:
+    """The outermost turn running here (None outside every block)."""
+    turn = _turn.get()
+    while turn is not None and turn.parent is not None and turn.parent.parent is not None:
+        turn = turn.parent
+    return turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,17 +184,14 @@ class Attribution:
         return is_strict_lane(self.lane)
 
 
-def is_strict_lane(lane: str) -> bool:
-    return not lane.startswith(POOLED_PREFIXES)
-
-
 @contextmanager
 def agent(name: str, *, lane: str | None = None, reason: str | None = None) -> Iterator[None]:
     """Attribute boundary calls inside the block to agent *name* (its lane unless given)."""
     tokens = [_agent.set(name), _lane.set(lane or name)]
     reason_token = _reason.set(reason)
     try:
-        yield
+        with _turn_of(lane or name):
+            yield
     finally:
         _reason.reset(reason_token)
         _lane.reset(tokens[1])
@@ -68,7 +203,8 @@ def lane(name: str) -> Iterator[None]:
     """Run the block's boundary calls on the strict lane *name*."""
     token = _lane.set(name)
     try:
-        yield
+        with _turn_of(name):
+            yield
     finally:
         _lane.reset(token)
 

@@ -61,6 +61,9 @@ class BoundaryCall:
     # conversion, redaction or id rewriting changed it): a writer process is sent these bytes
     # rather than the body serialised again (an 8 KB conversation per call).
     body_json: bytes | None = field(default=None, compare=False, repr=False)
+    # The turn of an explicit lane the call was made in (session/context.py): replay matches
+    # the call within it; its `info` is in meta[TURN].
+    turn: context.Turn | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def make(
@@ -79,9 +82,14 @@ class BoundaryCall:
         within = context.current_tool()
         if within is not None:  # made by a tool body: replayed tools skip it with their body
             meta["within"] = within
+        attribution = attribution or context.current()
+        turn = context.current_turn()
+        if turn is not None and turn.lane == attribution.lane:
+            meta[context.TURN] = turn.info
+        else:
+            turn = None
         request_hash = digest_canonical(request) if canonical else digest(request)
-        return cls(kind, request, attribution or context.current(), meta, request_hash,
-                   body_json)
+        return cls(kind, request, attribution, meta, request_hash, body_json, turn)
 
     @property
     def event_type(self) -> EventType:
@@ -123,6 +131,7 @@ class Session:
         self.events: list[Event] = []
         self.final_value: JSONValue = None
         self.has_final_value = False
+        self._final_turn: context.Turn | None = None  # the final's turn (declare_final)
         self.refusal: str | None = None  # why redaction refused to record (nothing is kept)
         self.adapters_used: list[str] = []  # adapters whose framework was imported
         self._ordinals: dict[EventType, int] = dict(first_ordinals or {})
@@ -189,8 +198,18 @@ class Session:
             None, response, response_hash,
         )
 
-    def declare_final(self, value: JSONValue) -> None:
+    def declare_final(self, value: JSONValue, turn: context.Turn | None = None) -> None:
+        """*value* is the run's final result, declared in *turn* (None: outside every turn).
+
+        Concurrent turns of one agent that each declare one (two `ask()`s of one agent under
+        `gather`) end in an order that is timing: a declaration of a turn that was still open
+        when the held one's turn opened (on the same lane, `Turn.with_`) does not replace it,
+        so the turn opened last in program order gives the result, whichever ended last."""
         with self._lock:
+            held = self._final_turn
+            if turn is not None and held is not None and turn in held.with_:
+                return
+            self._final_turn = turn
             self.final_value = value
             self.has_final_value = True
 
@@ -346,6 +365,7 @@ def activate(session: Session) -> None:
                 "sessions do not nest"
             )
         _active = session
+        context.reset_turns()
 
 
 def deactivate(session: Session) -> None:
@@ -371,11 +391,14 @@ def run_boundary(call: BoundaryCall, invoke: Callable[[JSONValue], JSONValue]) -
     return result
 
 
-def final_result(value: Any) -> None:
-    """Declare the final output of the run under the active session (no-op without one)."""
+def final_result(value: Any, *, turn: context.Turn | None = None) -> None:
+    """Declare the final output of the run under the active session (no-op without one).
+
+    *turn*: the top-level turn whose result it is (adapters declaring after the turn's block
+    ended); by default the top-level turn running here (see `Session.declare_final`)."""
     session = active()
     if session is not None:
-        session.declare_final(to_json_value(value))
+        session.declare_final(to_json_value(value), turn or context.top_turn())
 
 
 def instance_lane(obj: object, name: str) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from symtrace.bundle.inspect import diff_bundles, outcome_text
+from symtrace.bundle.inspect import aligned, diff_bundles, outcome_text
 from symtrace.bundle.reader import Bundle
 from symtrace.model.events import Event, EventType, event_summary, summarize
 
@@ -105,26 +105,29 @@ def diagnosis_model(bundle: Bundle) -> dict[str, Any]:
 
 
 def diff_model(left: Bundle, right: Bundle) -> dict[str, Any]:
-    """Both trajectories aligned by position in O, with the first divergence marked."""
+    """Both trajectories aligned by event identity (bundle/inspect.py), the first difference
+    marked, the equal events that only ran in another order listed."""
     first = diff_bundles(left, right)
     rows = []
-    for index in range(max(len(left.events), len(right.events))):
-        a = left.events[index] if index < len(left.events) else None
-        b = right.events[index] if index < len(right.events) else None
-        same = a is not None and b is not None and a.content_hash == b.content_hash \
-            and a.parent_ids == b.parent_ids
-        rows.append({"pos": index, "same": same, "left": _side(a), "right": _side(b)})
+    for index, (a, b) in enumerate(aligned(left, right)):
+        same = a is not None and b is not None and a.content_hash == b.content_hash
+        is_first = not first.identical and a is first.left and b is first.right
+        rows.append({"pos": index, "same": same, "first": is_first,
+                     "left": _side(a), "right": _side(b)})
     return {
         "left": str(left.path.name),
         "right": str(right.path.name),
         "identical": first.identical,
-        "first": first.index,
+        "first": next((r["pos"] for r in rows if r["first"]), None),
+        "identity": first.identity,
         "field": first.field,
         "differences": [
-            {"path": d.path or "/", "left": summarize(d.expected, 200),
+            {"path": d.path or "(the whole value)", "left": summarize(d.expected, 200),
              "right": summarize(d.actual, 200)}
             for d in first.differences
         ][:20],
+        "moved": [{"left": x.id, "left_position": x.position, "right": y.id,
+                   "right_position": y.position} for x, y in first.moved][:20],
         "rows": rows,
     }
 

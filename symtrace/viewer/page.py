@@ -206,7 +206,8 @@ def _events_shell(model: dict[str, Any]) -> str:
 
 def _diff(diff: dict[str, Any]) -> str:
     head = (f'<section id="diff"><h2>Diff <small>{escape(diff["left"])} ⟷ '
-            f"{escape(diff['right'])}, aligned by position</small></h2>")
+            f"{escape(diff['right'])}, aligned by event identity (lane, turn, ordinal)"
+            "</small></h2>")
     if diff["identical"]:
         summary = f"<p>Identical trajectories ({len(diff['rows'])} events).</p>"
     else:
@@ -214,13 +215,18 @@ def _diff(diff: dict[str, Any]) -> str:
             f"<li><code>{escape(d['path'])}</code> A <q>{escape(d['left'])}</q> B "
             f"<q>{escape(d['right'])}</q></li>" for d in diff["differences"]
         )
-        summary = (f'<p class="first-divergence">First divergence at position '
-                   f'<a href="#diff-{diff["first"]}">{diff["first"]}</a>: '
-                   f"{escape(str(diff['field']))} differs</p><ul>{details}</ul>")
+        summary = (f'<p class="first-divergence">First difference: '
+                   f'<a href="#diff-{diff["first"]}">{escape(str(diff["identity"]))}</a>, '
+                   f"its {escape(str(diff['field']))}</p><ul>{details}</ul>")
+    if diff["moved"]:
+        moved = "".join(f"<li>{escape(m['left'])}: position {m['left_position']} in A, "
+                        f"{m['right_position']} in B</li>" for m in diff["moved"])
+        summary += ("<p>Equal events that ran in another order (concurrent work, not a "
+                    f"divergence):</p><ul>{moved}</ul>")
     rows = []
     for row in diff["rows"]:
         cls = "same" if row["same"] else "differs"
-        if row["pos"] == diff["first"]:
+        if row["first"]:
             cls += " first"
         rows.append(f'<tr id="diff-{row["pos"]}" class="{cls}"><td>{row["pos"]}</td>'
                     f"{_diff_side(row['left'])}{_diff_side(row['right'])}</tr>")

@@ -127,7 +127,9 @@ def test_selective_replay_writes_a_child_that_replays(recorded, stub, env, tmp_p
     assert again.returncode == 0, again.stderr
     assert stub.served == served
     diff = symtrace("diff", str(path), str(child))
-    assert diff.returncode == 1 and "position 3" in diff.stdout
+    assert diff.returncode == 1
+    assert "A: agent_action_0001 at position 3" in diff.stdout  # the anchor
+    assert "differs in its request" in diff.stdout and "/:" not in diff.stdout
 
 
 def test_set_env_points_the_live_suffix_at_another_endpoint(recorded, stub, env, tmp_path,

@@ -195,15 +195,35 @@ class TestUnreachable:
         assert DivergenceReport.from_json(report.to_json()) == report
 
     def test_a_lone_thread_fails_at_once(self, tmp_path):
+        """A held call whose turn can only come from a call the one thread of the process
+        would make after it fails at once, not after the 60 s stall timeout. Run in a fresh
+        interpreter: in this one, the suite's session-scoped stub servers are other threads
+        (which once made this test skip itself whenever the suite ran whole)."""
         session, writer = recorder(tmp_path / "b")
         run(session, llm_call(chat_request("a"), lane="alice"), chat_response("x"))
         run(session, llm_call(chat_request("b"), lane="bob"), chat_response("y"))
         complete_bundle(writer, exit_code=0, status="ok")
-        replayer = Replayer(load_bundle(tmp_path / "b"), Redactor(), order_timeout=60)
-        if threading.active_count() > 1:
-            pytest.skip("another thread is alive in this process")
-        with pytest.raises(OrderUnreachable):
-            run(replayer, llm_call(chat_request("b"), lane="bob"), None)
+        script = (
+            "import threading, time\n"
+            "from symtrace.bundle import load_bundle\n"
+            "from symtrace.errors import OrderUnreachable\n"
+            "from symtrace.model.redaction import Redactor\n"
+            "from symtrace.replay.replayer import Replayer\n"
+            "from tests.unit._support import chat_request, llm_call, run\n"
+            "assert threading.active_count() == 1, threading.enumerate()\n"
+            f"replayer = Replayer(load_bundle({str(tmp_path / 'b')!r}), Redactor(),\n"
+            "                    order_timeout=60)\n"
+            "started = time.monotonic()\n"
+            "try:\n"
+            "    run(replayer, llm_call(chat_request('b'), lane='bob'), None)\n"
+            "except OrderUnreachable:\n"
+            "    print('unreachable after', time.monotonic() - started)\n"
+        )
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              timeout=120, cwd=Path(__file__).resolve().parents[2])
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("unreachable after"), done.stdout
+        assert float(done.stdout.split()[-1]) < 30  # at once, not at the 60 s stall timeout
 
     def test_bad_timeout_value_is_refused(self, stub, tmp_path, monkeypatch):
         record(tmp_path / "b", lambda: asyncio.run(fan_out(stub.url)))

@@ -66,17 +66,18 @@ class TestModel:
         assert "Diagnosis failed: RuntimeError: rules exploded &lt;b&gt;here&lt;/b&gt;" in html
         assert len(island(html)["events"]) == len(big_bundle.events)
 
-    def test_diff_aligns_by_position_and_marks_the_first_divergence(self) -> None:
+    def test_diff_aligns_by_identity_and_marks_the_first_divergence(self) -> None:
         left = load_bundle(BUNDLES / "crewai-sequential")
         right = load_bundle(BUNDLES / "crewai-openai_host")
         first = diff_bundles(left, right)
         diff = diff_model(left, right)
-        assert not diff["identical"] and diff["first"] == first.index
-        assert len(diff["rows"]) == max(len(left.events), len(right.events))
-        assert all(row["same"] for row in diff["rows"][: first.index])
-        assert not diff["rows"][first.index]["same"]
+        assert not diff["identical"] and diff["first"] is not None
+        row = diff["rows"][diff["first"]]
+        assert row["left"]["id"] == first.left.id and not row["same"]
+        assert all(r["same"] for r in diff["rows"][: diff["first"]])
         html = render_page(left, other=right, diagnosis=False)
-        assert f'<tr id="diff-{first.index}" class="differs first">' in html
+        assert f'<tr id="diff-{diff["first"]}" class="differs first">' in html
+        assert "First difference: " in html and "First divergence at position" not in html
         assert diff_model(left, left)["identical"]
 
 
