@@ -33,11 +33,12 @@ def test_two_lines_that_look_alike_are_told_apart():
 
 def _bundle(stdout: bytes, tool_calls: int) -> SimpleNamespace:
     events = [SimpleNamespace(type=EventType.TOOL_CALL)] * tool_calls
-    return SimpleNamespace(boundary_events=lambda: events, stdout=lambda: stdout)
+    return SimpleNamespace(boundary_events=lambda: events, stdout=lambda: stdout,
+                           final_result=lambda: None, events=events)
 
 
 def test_lines_missing_after_served_tool_calls_name_the_tool_body_not_entropy():
-    hint = outcome_hint(_bundle(b"a\nChecking...\nb\n", 2), "D", b"a\nb\n", ())
+    hint = outcome_hint(_bundle(b"a\nChecking...\nb\n", 2), "D", b"a\nb\n", (), None)
     assert "2 tool call(s) were served without re-running their bodies" in hint
     assert "os.urandom" not in hint
 
@@ -47,7 +48,7 @@ def test_lines_missing_after_served_tool_calls_name_the_tool_body_not_entropy():
     (b"a\nChecking...\n", b"a\n", 0),  # no tool was served: not a tool body
 ])
 def test_other_differences_still_point_at_what_symtrace_does_not_pin(recorded, replayed, tools):
-    assert "os.urandom" in outcome_hint(_bundle(recorded, tools), "D", replayed, ())
+    assert "os.urandom" in outcome_hint(_bundle(recorded, tools), "D", replayed, (), None)
 
 
 def test_a_line_printed_a_different_number_of_times_says_so():
