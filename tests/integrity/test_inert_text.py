@@ -51,7 +51,7 @@ def test_inert_escapes_every_control_and_keeps_text() -> None:
 def test_show_diff_verify_and_diagnose_print_no_control_character(
         hostile: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for argv in (["show", str(hostile), "--width", "200"], ["show", str(hostile)],
-                 ["diff", str(REFERENCE), str(hostile)], ["verify", str(hostile)],
+                 ["diff", str(hostile), str(REFERENCE)], ["verify", str(hostile)],
                  ["diagnose", str(hostile)]):
         main(argv)
         captured = capsys.readouterr()
