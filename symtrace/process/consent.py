@@ -65,16 +65,27 @@ _ENDPOINT_NAME = re.compile(r"(BASE_URL|API_BASE|ENDPOINT|_URL|_URI|_HOST|_ADDRE
 ENDPOINT_ENV = "OPENAI_BASE_URL"  # what --endpoint sets
 # Why a variable is withheld, for the two kinds every recording has (not worth a note once
 # the command is approved): the others are said whenever a replay runs.
-ENDPOINT = "an endpoint: your environment's (or --endpoint) is used"
+ENDPOINT = ("an endpoint: applied to a strict replay only (no call goes live); a live suffix "
+            "uses your environment's (or --endpoint)")
 OWN = "symtrace's own setting: this process's is used"
 
 
 @dataclass(frozen=True)
 class BundleEnv:
-    """The variables a bundle asks for: *applied*, and *withheld* (name → why not)."""
+    """The variables a bundle asks for: *applied*, and *withheld* (name → why not).
+
+    *endpoints* are the withheld endpoint variables a strict replay still applies: programs
+    branch on them (CrewAI counts input tokens only against api.openai.com), and a strict
+    replay sends nothing (every call is served or refused; the network namespace and the
+    egress guard stop the rest), so they cannot carry the user's key anywhere."""
 
     applied: dict[str, str]
     withheld: dict[str, str] = field(default_factory=dict)
+    endpoints: dict[str, str] = field(default_factory=dict)
+
+    def for_run(self, *, live: bool) -> dict[str, str]:
+        """The variables a replay sets: with the endpoints unless calls may go *live*."""
+        return dict(self.applied) if live else {**self.applied, **self.endpoints}
 
 
 def bundle_env(recorded: Any, *, kept: Sequence[str] = (), bundle_dir: Path) -> BundleEnv:
@@ -84,6 +95,7 @@ def bundle_env(recorded: Any, *, kept: Sequence[str] = (), bundle_dir: Path) -> 
     inside = _bundle_paths(bundle_dir)
     applied: dict[str, str] = {}
     withheld: dict[str, str] = {}
+    endpoints: dict[str, str] = {}
     for name, value in sorted(recorded.items()):
         if not isinstance(name, str) or not isinstance(value, str):
             withheld[str(name)] = "not a string"
@@ -93,13 +105,14 @@ def bundle_env(recorded: Any, *, kept: Sequence[str] = (), bundle_dir: Path) -> 
             withheld[name] = "chooses code, traffic or trust: never taken from a bundle"
         elif not name.startswith(ENV_PREFIXES) and name not in kept:
             withheld[name] = "not a variable recording captures"
-        elif "://" in value or _ENDPOINT_NAME.search(name):
-            withheld[name] = ENDPOINT
         elif any(path in value for path in inside):
             withheld[name] = "names a file inside the bundle"
+        elif "://" in value or _ENDPOINT_NAME.search(name):
+            withheld[name] = ENDPOINT
+            endpoints[name] = value
         else:
             applied[name] = value
-    return BundleEnv(applied, withheld)
+    return BundleEnv(applied, withheld, endpoints)
 
 
 def _bundle_paths(bundle_dir: Path) -> set[str]:

@@ -145,7 +145,7 @@ def replay_bundle(
     secret_names = list(recorded_cmd.get("secret_env") or [])
     redactor = Redactor.from_environment(names=secret_names)
     argv = redactor.restore(argv)  # [REDACTED:NAME] in the recorded argv: this process's NAME
-    env = _replay_env(bundle, applied.applied)
+    env = _replay_env(bundle, applied.for_run(live=resolved is not None))
     if endpoint is not None:
         env[ENDPOINT_ENV] = endpoint
     env.update(set_env or {})
