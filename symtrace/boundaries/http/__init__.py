@@ -21,7 +21,6 @@ the egress guard's business (symtrace.boundaries.egress).
 
 from __future__ import annotations
 
-import importlib
 import sys
 import threading
 from collections.abc import Callable
@@ -63,7 +62,7 @@ SEAMS: dict[str, Callable[[ModuleType], Seam]] = {
     "aiohttp": _aiohttp,
     "urllib3": _urllib3,
 }
-EAGER = ("httpx",)  # symtrace itself depends on httpx: installed at once
+
 
 _lock = threading.RLock()
 _users = 0
@@ -78,8 +77,6 @@ def install() -> None:
         _users += 1
         if _users > 1:
             return
-        for name in EAGER:
-            importlib.import_module(name)
         for name in SEAMS:
             if name in sys.modules:
                 _install_seam(name, sys.modules[name])
