@@ -2,6 +2,7 @@
 beside the bare program, the heaviest imports, and replay ÷ live for each framework's example.
 
     .venv/bin/python benchmarks/startup.py [--rounds 7] [--framework-rounds 3] [--no-frameworks]
+        [--baseline DIR]    # DIR: e.g. `git archive COMMIT symtrace | tar -x -C DIR`
 
 Method. Every variant runs as a fresh process tree, interleaved round by round (bare, record,
 replay, bare, ...) so load on the machine falls on all of them alike; the figure is the median
@@ -82,28 +83,34 @@ def median(costs: list[Cost], field: str) -> float:
 
 
 # -- the trivial program ------------------------------------------------------------------------
-def trivial(rounds: int, work: Path) -> None:
+def trivial(rounds: int, work: Path, baseline: Path | None) -> None:
     program = work / "hello.py"
     program.write_text(HELLO)
-    bundle = work / "hello-bundle"
     bare = [sys.executable, str(program)]
-    record = [*SYMTRACE, "record", "-o", str(bundle), "--force", "--quiet", "--", *bare]
-    run(record)  # the bundle the replays read, and warm file caches for every variant
-    replay = [*SYMTRACE, "replay", str(bundle), "--quiet"]
-    results = interleaved({
-        "bare program": lambda: run(bare),
-        "symtrace record": lambda: run(record),
-        "symtrace replay (strict)": lambda: run(replay),
-    }, rounds)
+    # run from the work directory: `python -m symtrace` puts its directory first on the path
+    variants: dict[str, Callable[[], Cost]] = {
+        "bare program": functools.partial(run, bare, None, work)}
+    trees = {"": None} if baseline is None else {"": None, f" [{baseline.name}]": baseline}
+    for label, tree in trees.items():
+        # a baseline tree (another checkout's directory holding symtrace/) goes first on the
+        # path of the CLI, and from there on the child's (process/spawn.py PACKAGE_ROOT)
+        env = None if tree is None else {**os.environ, "PYTHONPATH": str(tree)}
+        bundle = work / f"hello-bundle{len(variants)}"
+        record = [*SYMTRACE, "record", "-o", str(bundle), "--force", "--quiet", "--", *bare]
+        run(record, env, work)  # the bundle the replays read, and warm file caches
+        replay = [*SYMTRACE, "replay", str(bundle), "--quiet"]
+        variants[f"symtrace record{label}"] = functools.partial(run, record, env, work)
+        variants[f"symtrace replay (strict){label}"] = functools.partial(run, replay, env, work)
+    results = interleaved(variants, rounds)
     base = median(results["bare program"], "cpu")
     print(f"Trivial program (print('hello')): CPU of every process, median of {rounds} "
           "interleaved rounds")
-    print(f"  {'variant':<28}{'CPU s':>8}{'fixed cost s':>14}{'wall s':>9}")
+    print(f"  {'variant':<38}{'CPU s':>8}{'fixed cost s':>14}{'wall s':>9}")
     for name, costs in results.items():
         cpu = median(costs, "cpu")
         fixed = "" if name == "bare program" else f"{cpu - base:+.3f}"
         mark = "" if not fixed else ("  ok" if cpu - base <= TARGET_S else "  ABOVE TARGET")
-        print(f"  {name:<28}{cpu:>8.3f}{fixed:>14}{median(costs, 'wall'):>9.3f}{mark}")
+        print(f"  {name:<38}{cpu:>8.3f}{fixed:>14}{median(costs, 'wall'):>9.3f}{mark}")
     print(f"  target: fixed cost <= {TARGET_S} s CPU")
 
 
@@ -167,10 +174,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--framework-rounds", type=int, default=3)
     parser.add_argument("--no-frameworks", action="store_true")
     parser.add_argument("--top", type=int, default=12, help="imports to list")
+    parser.add_argument("--baseline", type=Path, metavar="DIR",
+                        help="also time record/replay of the symtrace in DIR (a checkout of "
+                        "another commit), interleaved with this one")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="symtrace-startup-") as tmp:
         work = Path(tmp)
-        trivial(args.rounds, work)
+        trivial(args.rounds, work, args.baseline)
         print()
         heaviest_imports("import symtrace", args.top)
         print()
