@@ -2,8 +2,7 @@
 
 Behavioural, not timed: each check runs a fresh interpreter and looks at sys.modules. The CLI
 parses `--help` and a `record` command line without importing rich, httpx, the subcommands'
-modules, the replayer or asyncio; `import symtrace` resolves its public names on first use; the
-HTTP boundary patches httpx when the program imports it instead of importing it.
+modules, the replayer or asyncio; `import symtrace` resolves its public names on first use.
 """
 
 from __future__ import annotations
@@ -94,18 +93,3 @@ def test_public_names_resolve_on_first_use_and_keep_their_role() -> None:
                           timeout=60)
     assert done.returncode == 0, done.stderr
 
-
-def test_the_http_boundary_patches_httpx_when_the_program_imports_it() -> None:
-    code = (
-        "import sys\n"
-        "from symtrace.boundaries import http\n"
-        "http.install()\n"
-        "assert 'httpx' not in sys.modules, 'installing the boundary imported httpx'\n"
-        "import httpx\n"
-        "assert 'httpx' in http.installed_seams(), http.installed_seams()\n"
-        "http.uninstall()\n"
-        "assert http.installed_seams() == ()\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr

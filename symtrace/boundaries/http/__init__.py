@@ -21,6 +21,7 @@ the egress guard's business (symtrace.boundaries.egress).
 
 from __future__ import annotations
 
+import importlib
 import sys
 import threading
 from collections.abc import Callable
@@ -62,7 +63,11 @@ SEAMS: dict[str, Callable[[ModuleType], Seam]] = {
     "aiohttp": _aiohttp,
     "urllib3": _urllib3,
 }
-
+# symtrace itself depends on httpx: installed at once. Not lazy, though that would save ~0.1 s
+# of a child's start (httpx imports rich through httpx._main): rich.console draws from
+# `random` when imported, so importing httpx after the seed is set shifts the random stream a
+# recorded program sees, and bundles recorded so far would no longer replay (bundles/ag2-cache).
+EAGER = ("httpx",)
 
 _lock = threading.RLock()
 _users = 0
@@ -77,6 +82,8 @@ def install() -> None:
         _users += 1
         if _users > 1:
             return
+        for name in EAGER:
+            importlib.import_module(name)
         for name in SEAMS:
             if name in sys.modules:
                 _install_seam(name, sys.modules[name])
