@@ -7,14 +7,15 @@ Output fits the terminal and honours NO_COLOR (symtrace/cli/term.py).
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from symtrace.cli import term
-from symtrace.cli.inspect import cmd_adapters, cmd_diff, cmd_show, cmd_verify
-from symtrace.cli.run import add_placement_option, add_trust_options, cmd_record, cmd_replay
+from symtrace.cli.commands import LAZY_COMMANDS
+from symtrace.cli.run import add_placement_option, add_trust_options
 from symtrace.errors import EXIT_USAGE, SymtraceError
 
 
@@ -22,6 +23,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from symtrace.cli.demo import run_demo
 
     return run_demo(Path(args.workdir), keep=args.keep)
+
+
+def _deferred(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """A subcommand's function, its module imported only when that subcommand is run."""
+
+    def dispatch(args: argparse.Namespace) -> int:
+        return int(getattr(importlib.import_module(module), name)(args) or 0)
+
+    return dispatch
 
 
 # -- parser ------------------------------------------------------------------------------------
@@ -49,7 +59,9 @@ exit codes:
   96              export: the OTLP collector failed
   97              replay not run: the bundle's command is not approved (--trust)
   130 / 143       record or replay interrupted (SIGINT / SIGTERM)"""
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(dispatched: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every subcommand's arguments (None), or only *dispatched*'s ("" for
+    none: `symtrace --help` lists the subcommands without importing their modules)."""
     parser = argparse.ArgumentParser(
         prog="symtrace",
         description=DESCRIPTION,
@@ -101,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rec.add_argument("--force", action="store_true", help="overwrite an existing bundle")
     rec.add_argument("--quiet", action="store_true", help="do not echo the program's stdout")
-    rec.set_defaults(func=cmd_record)
+    rec.set_defaults(func=_deferred("symtrace.cli.run", "cmd_record"))
 
     rep = sub.add_parser(
         "replay", help="restart the recorded program and replay it",
@@ -140,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--volatile-stdout", action="append", default=[], metavar="REGEX",
         help="leave stdout lines matching REGEX out of the outcome comparison; repeatable")
     add_trust_options(rep)
-    rep.set_defaults(func=cmd_replay)
+    rep.set_defaults(func=_deferred("symtrace.cli.run", "cmd_replay"))
 
     show = sub.add_parser(
         "show", help="print a bundle as a table (or JSON)",
@@ -152,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true", help="machine-readable output")
     show.add_argument("--graph", metavar="FILE.svg", help="also draw the event graph")
     show.add_argument("--width", type=int, help="table width in columns")
-    show.set_defaults(func=cmd_show)
+    show.set_defaults(func=_deferred("symtrace.cli.inspect", "cmd_show"))
 
     ver = sub.add_parser(
         "verify", help="recompute every digest and check the format",
@@ -161,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Exits 0 when all hold, 91 naming the first field that differs.",
     )
     ver.add_argument("bundle", help="the bundle directory")
-    ver.set_defaults(func=cmd_verify)
+    ver.set_defaults(func=_deferred("symtrace.cli.inspect", "cmd_verify"))
 
     dif = sub.add_parser(
         "diff", help="first point where two bundles part",
@@ -174,14 +186,14 @@ def build_parser() -> argparse.ArgumentParser:
     dif.add_argument("a", help="the first bundle directory")
     dif.add_argument("b", help="the second bundle directory")
     dif.add_argument("--json", action="store_true", help="machine-readable output")
-    dif.set_defaults(func=cmd_diff)
+    dif.set_defaults(func=_deferred("symtrace.cli.inspect", "cmd_diff"))
 
     ada = sub.add_parser(
         "adapters", help="list framework adapters",
         description="List the framework adapters, whether their framework is installed "
         "here, and the versions each supports.",
     )
-    ada.set_defaults(func=cmd_adapters)
+    ada.set_defaults(func=_deferred("symtrace.cli.inspect", "cmd_adapters"))
 
     demo = sub.add_parser(
         "demo", help="record, show, replay and repair the bundled example",
@@ -194,36 +206,40 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--keep", action="store_true", help="keep bundles from an earlier run")
     demo.set_defaults(func=cmd_demo)
 
-    _optional_parsers(sub)
+    _lazy_parsers(sub, dispatched)
     return parser
 
 
-def _optional_parsers(sub: Any) -> None:
-    """Subcommands of the other packages, one module each in symtrace.cli (shipped with the
-    core: a failed import is a bug to see, not a subcommand to hide)."""
-    from symtrace.cli import attribute as attribute_cli
-    from symtrace.cli import diagnose as diagnosis_cli
-    from symtrace.cli import export as export_cli
-    from symtrace.cli import local_llm as local_llm_cli
-    from symtrace.cli import stub as stub_cli
-    from symtrace.cli import view as viewer_cli
+def _lazy_parsers(sub: Any, dispatched: str | None) -> None:
+    """The subcommands in their own modules (symtrace.cli.commands): only the dispatched one's
+    module is imported, to define its arguments; the others are listed by name and help.
+    They ship with the core: a failed import is a bug to see, not a subcommand to hide."""
+    defined: set[str] = set()
+    for name, (module_name, help_text) in LAZY_COMMANDS.items():
+        if name in defined:
+            continue
+        if dispatched is None or LAZY_COMMANDS.get(dispatched, ("",))[0] == module_name:
+            module = importlib.import_module(module_name)
+            add = getattr(module, "add_parsers", None) or module.add_parser
+            add(sub)
+            defined.update(n for n, (m, _) in LAZY_COMMANDS.items() if m == module_name)
+        else:
+            sub.add_parser(name, help=help_text, add_help=False)
 
-    stub_cli.add_parser(sub)
-    local_llm_cli.add_parser(sub)
-    diagnosis_cli.add_parsers(sub)
-    attribute_cli.add_parser(sub)
-    export_cli.add_parser(sub)
-    viewer_cli.add_parser(sub)
+
+def _subcommand(argv: Sequence[str]) -> str | None:
+    # the top-level parser takes no option but -h, so the first word is the subcommand
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     # Everything after the first "--" is the program to run, options included.
     command: list[str] = []
     if "--" in argv:
         split = argv.index("--")
         argv, command = argv[:split], argv[split + 1 :]
+    parser = build_parser(_subcommand(argv) or "")
     args = parser.parse_args(argv)
     args.command = command
     if args.subcommand == "record" and not command:

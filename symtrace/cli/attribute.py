@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from symtrace.cli.commands import summary
 from symtrace.cli.run import add_placement_option, add_trust_options
 from symtrace.diagnosis.attribution import (
     DEFAULT_ALPHA,
@@ -35,7 +36,7 @@ from symtrace.diagnosis.templates import load_templates
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "attribute",
-        help="find the decisive step of a failed run by intervention (repair vs resample)",
+        help=summary("attribute"),
         description="For each candidate LLM call of a failed run (the diagnosis' symptom "
         "nodes and their causal ancestors; --all: every agent decision), run k selective "
         "replays with repair guidance and k with the request regenerated unchanged, the "

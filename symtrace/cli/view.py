@@ -7,10 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from symtrace.cli.commands import summary
+
 
 def add_parser(sub: Any) -> None:
     view = sub.add_parser(
-        "view", help="write one self-contained HTML page: lanes, graph, events, diagnosis, diff",
+        "view", help=summary("view"),
         description="No network, no CDN: open the file in any browser. See docs/viewer.md.",
     )
     view.add_argument("bundle", help="a bundle directory, or a chat/request log file to import "

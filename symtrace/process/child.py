@@ -21,11 +21,10 @@ import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from symtrace.boundaries import http as http_boundary
 from symtrace.boundaries.egress import EgressGuard, EgressRecorder, HostPort, guard_for
-from symtrace.bundle.reader import load_bundle
-from symtrace.bundle.writer import BundleWriter
 from symtrace.errors import BundleWriteError, RedactionError, ReplayDivergence
 from symtrace.frameworks import refusals as unsupported_frameworks
 from symtrace.frameworks import registry as adapter_registry
@@ -44,10 +43,12 @@ from symtrace.process.protocol import (
     take_launch,
     write_hand_back,
 )
-from symtrace.record.recorder import Recorder
-from symtrace.record.sinks import Recording, continued_recording
-from symtrace.replay.replayer import Replayer
 from symtrace.session.core import Session, activate, deactivate
+
+if TYPE_CHECKING:
+    from symtrace.bundle.writer import BundleWriter
+    from symtrace.record.sinks import Recording
+    from symtrace.replay.replayer import Replayer
 
 bundle_dir: str | None = None  # the launch's bundle: the bootstrap imports nothing from it
 
@@ -64,7 +65,11 @@ def start() -> None:
     armed = adapter_registry.resolve(None if launch.adapters is None else list(launch.adapters))
     session: Session
     egress: EgressGuard | EgressRecorder
+    # only the mode's own machinery is imported: a recording never loads the replayer
     if launch.mode is Mode.RECORD:
+        from symtrace.record.recorder import Recorder
+        from symtrace.record.sinks import continued_recording
+
         # the parent reopens the bundle once this process ended: with a writer process, its
         # lock is held before the program runs (record/sinks.py)
         sink = continued_recording(launch.bundle, redactor=redactor)
@@ -73,6 +78,10 @@ def start() -> None:
         egress = EgressRecorder()
         hand_back = _record_hand_back(session, sink, egress)
     else:
+        from symtrace.bundle.reader import load_bundle
+        from symtrace.bundle.writer import BundleWriter
+        from symtrace.replay.replayer import Replayer
+
         # the parent prints the whole report last; the program's traceback gets its headline
         ReplayDivergence.full_message = False
         bundle = load_bundle(launch.bundle)

@@ -63,7 +63,11 @@ SEAMS: dict[str, Callable[[ModuleType], Seam]] = {
     "aiohttp": _aiohttp,
     "urllib3": _urllib3,
 }
-EAGER = ("httpx",)  # symtrace itself depends on httpx: installed at once
+# symtrace itself depends on httpx: installed at once. Not lazy, though that would save ~0.1 s
+# of a child's start (httpx imports rich through httpx._main): rich.console draws from
+# `random` when imported, so importing httpx after the seed is set shifts the random stream a
+# recorded program sees, and bundles recorded so far would no longer replay (bundles/ag2-cache).
+EAGER = ("httpx",)
 
 _lock = threading.RLock()
 _users = 0

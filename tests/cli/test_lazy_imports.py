@@ -1,0 +1,95 @@
+"""Nothing heavy is imported before it is needed (issue 35, fast start).
+
+Behavioural, not timed: each check runs a fresh interpreter and looks at sys.modules. The CLI
+parses `--help` and a `record` command line without importing rich, httpx, the subcommands'
+modules, the replayer or asyncio; `import symtrace` resolves its public names on first use.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = (
+    "rich", "httpx", "httpx2", "asyncio", "aiohttp", "urllib3",
+    "symtrace.api", "symtrace.replay.replayer", "symtrace.session.core", "symtrace.diagnosis",
+    "symtrace.cli.diagnose", "symtrace.cli.attribute", "symtrace.cli.stub",
+    "symtrace.cli.local_llm", "symtrace.cli.export", "symtrace.cli.view", "symtrace.cli.demo",
+    "symtrace.cli.inspect", "symtrace.process.runner", "symtrace.frameworks.registry",
+    "autogen", "crewai", "autogen_agentchat", "ag2", "openai",
+)
+
+
+def loaded_after(code: str) -> set[str]:
+    """The HEAVY modules (or their submodules) in sys.modules after running *code*."""
+    probe = (
+        f"{code}\nimport json, sys\n"
+        f"heavy = {HEAVY!r}\n"
+        "print(json.dumps(sorted(h for h in heavy if any(m == h or m.startswith(h + '.') "
+        "for m in sys.modules))))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def test_import_symtrace_loads_nothing_heavy() -> None:
+    assert loaded_after("import symtrace") == set()
+
+
+def test_top_level_help_lists_every_subcommand_without_importing_them() -> None:
+    code = (
+        "import contextlib, io\n"
+        "from symtrace.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):\n"
+        "    main(['--help'])\n"
+        "assert 'attribute' in out.getvalue() and 'stub-llm' in out.getvalue(), out.getvalue()\n"
+    )
+    assert loaded_after(code) == set()
+
+
+@pytest.mark.parametrize("argv", [
+    ["record", "-o", "B", "--adapter", "crewai"],
+    ["replay", "B", "--allow-host", "localhost"],
+])
+def test_parsing_a_command_line_imports_only_the_parser(argv: list[str]) -> None:
+    code = (
+        "from symtrace.cli import build_parser, _subcommand\n"
+        f"argv = {argv!r}\n"
+        "build_parser(_subcommand(argv)).parse_args(argv)\n"
+    )
+    assert loaded_after(code) == set()
+
+
+def test_a_lazy_subcommand_gets_its_full_parser_when_dispatched() -> None:
+    from symtrace.cli import build_parser
+
+    args = build_parser("diagnose").parse_args(["diagnose", "B", "--json"])
+    assert args.json is True and args.subcommand == "diagnose"
+    with pytest.raises(SystemExit):  # the placeholder of an undispatched one takes nothing
+        build_parser("").parse_args(["diagnose", "B", "--json"])
+
+
+def test_public_names_resolve_on_first_use_and_keep_their_role() -> None:
+    code = (
+        "import symtrace, symtrace.replay.replayer, symtrace.record.recorder\n"
+        "import inspect\n"
+        "assert inspect.isfunction(symtrace.replay) and inspect.isfunction(symtrace.record)\n"
+        "assert symtrace.replay.__module__ == 'symtrace.api'\n"
+        "assert symtrace.Event.__name__ == 'Event' and set(dir(symtrace)) >= {'load_bundle'}\n"
+        "try:\n"
+        "    symtrace.no_such_name\n"
+        "except AttributeError:\n"
+        "    pass\n"
+        "else:\n"
+        "    raise SystemExit('no AttributeError')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+
