@@ -17,6 +17,9 @@ EXPECTED = {
     "select_anchor", "strip_evaluator_info", "trace_from_data", "without",
     # issue 10: the --eval evaluation and the trace-back are public
     "EvalReport", "LabelsError", "evaluate", "load_labels", "trace_origin",
+    # issue 37: counterfactual attribution
+    "Attribution", "AttributionPlan", "ExitCodeOutcome", "FinalMatchOutcome", "Outcome",
+    "attribute", "plan_attribution",
 }  # fmt: skip
 
 

@@ -276,12 +276,17 @@ def test_an_anchor_request_that_never_reached_the_model_is_infrastructure():
 
     from symtrace_study.attempts import InfrastructureFault, check_anchor_reached
 
-    failed = SimpleNamespace(diverged=True, report=None, report_json={
-        "status": "diverged", "rendered": "[SYM-R109] no guided attempt of the anchor "
-                                          "succeeded at agent_action_0002"})
+    from symtrace.model.divergence import DivergenceKind
+
+    def report(kind: DivergenceKind, text: str) -> SimpleNamespace:
+        return SimpleNamespace(kind=kind, render=lambda: text)
+
+    failed = SimpleNamespace(diverged=True, report_json={"status": "diverged"}, report=report(
+        DivergenceKind.ANCHOR_FAILED,
+        "[SYM-R109] no guided attempt of the anchor succeeded at agent_action_0002"))
     with pytest.raises(InfrastructureFault, match="SYM-R109"):
         check_anchor_reached(failed)
-    other = SimpleNamespace(diverged=True, report=None, report_json={
-        "status": "diverged", "rendered": "[SYM-R101] request mismatch"})
-    check_anchor_reached(other)  # a real divergence stays what it was
+    other = SimpleNamespace(diverged=True, report_json={"status": "diverged"}, report=report(
+        DivergenceKind.REQUEST_MISMATCH, "[SYM-R101] request mismatch (mentions SYM-R109)"))
+    check_anchor_reached(other)  # a real divergence stays what it was, whatever its text
     check_anchor_reached(SimpleNamespace(diverged=False, report=None, report_json=None))
