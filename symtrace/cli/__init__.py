@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -58,7 +59,8 @@ exit codes:
   95              a secret would have been written; nothing was
   96              export: the OTLP collector failed
   97              replay not run: the bundle's command is not approved (--trust)
-  130 / 143       record or replay interrupted (SIGINT / SIGTERM)"""
+  130 / 143       record or replay interrupted (SIGINT / SIGTERM)
+  141             the reader of the output went away (a closed pipe)"""
 def build_parser(dispatched: str | None = None) -> argparse.ArgumentParser:
     """The parser with every subcommand's arguments (None), or only *dispatched*'s ("" for
     none: `symtrace --help` lists the subcommands without importing their modules)."""
@@ -255,6 +257,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         term.err("symtrace: interrupted (SIGINT)")
         return 130
+    except BrokenPipeError:
+        # `symtrace show B | head`: the reader left; no traceback, and none at exit either
+        # (stdout is pointed at /dev/null so the interpreter's final flush cannot fail again)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, as a shell reports a command killed by it
 
 
 if __name__ == "__main__":

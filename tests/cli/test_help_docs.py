@@ -237,9 +237,25 @@ def readme_exit_codes() -> set[int]:
 def test_every_exit_code_is_in_the_readme_table_and_in_help(capsys):
     from symtrace.cli import EXIT_CODES
 
-    expected = error_exit_codes() | {0, 1, 130, 143}
+    expected = error_exit_codes() | {0, 1, 130, 141, 143}
     assert expected - readme_exit_codes() == set()
     helped = {int(code) for code in re.findall(r"^  (\d+)", EXIT_CODES, re.MULTILINE)}
     helped |= {int(code) for code in re.findall(r"^  \d+ / (\d+)", EXIT_CODES, re.MULTILINE)}
     assert expected - helped == set()
     assert readme_exit_codes() - expected == set()  # nothing documented that nothing returns
+
+
+def test_a_closed_pipe_ends_quietly_with_141(tmp_path):
+    """`symtrace verify B | head -1`: the reader leaves; no traceback, exit 128 + SIGPIPE."""
+    import subprocess
+    import sys
+
+    bundle = Path(__file__).resolve().parents[2] / "bundles" / "core-trip-planner"
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from symtrace.cli import main; "
+                             "sys.exit(main())", "verify", str(bundle)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before symtrace writes a line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141, err
+    assert "Traceback" not in err
