@@ -50,7 +50,7 @@ def run_demo(workdir: Path, *, keep: bool = False, console: Console | None = Non
         try:
             console.rule("1. record the example MAS against the stochastic endpoint")
             recorded = record_command(parent, command, task="Plan a two-day trip to Lisbon",
-                                      force=True, quiet=True, trust=True)
+                                      force=True, quiet=True)
             _print_output(console, recorded.stdout)
             rows.append(("record", f"{recorded.events} events, exit {recorded.exit_code}",
                          f"{stub.served} requests served"))

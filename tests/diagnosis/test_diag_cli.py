@@ -209,7 +209,7 @@ class TestJudgeFromCli:
     def test_record_judge_needs_symtrace_record(self, c3_bundle, judge_url, monkeypatch):
         import symtrace
 
-        monkeypatch.delattr(symtrace, "record", raising=False)
+        monkeypatch.setattr(symtrace, "record", None)  # lazy exports: delattr would re-import it
         with pytest.raises(DiagnosisError, match=r"symtrace\.record"):
             run(["diagnose", c3_bundle, *recording_judge(judge_url)])
 
