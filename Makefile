@@ -39,7 +39,9 @@ browser:
 # The whole test suite (what CI runs): the main environment (.venv, constraints.txt: openai 2,
 # classic AG2, CrewAI, AgentChat), then the second one (.nox/next, constraints-next.txt: openai 3
 # over httpx2, anthropic 2, AG2 1.x, AgentChat on openai 3; noxfile.py says why it is separate).
-test: test-main test-next test-versions
+# `make test-versions` (3.12 and 3.13) is not in it yet: it has not had a green run of the whole
+# merged tree, and with it CI would pass its ~25 min budget (issue 41 stays open for both).
+test: test-main test-next
 
 test-main: setup browser
 	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks experiments noxfile.py
