@@ -10,7 +10,8 @@ the value, and `restore(value, shape)` rebuilds the original structure.
 A shape is JSON, and None when there is nothing to restore (then nothing is stored: values
 that were canonical already keep their bytes and digests). Otherwise, by the value's kind:
 
-* `"f"`: a float with an integral value (stored as an int);
+* `"f"`: a float with an integral value (stored as an int); `"-0"`: the float -0.0 (stored as
+  `0`, which would come back as +0.0 and print differently);
 * `{"c": "module:Qualname"}`: an instance of a subclass of str, int or float (an enum member,
   a framework's text type), rebuilt as `cls(value)` when the class still imports;
 * a dict: `{"o": [keys in their original order]}` when that order is not sorted, and
@@ -20,6 +21,7 @@ that were canonical already keep their bytes and digests). Otherwise, by the val
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from symtrace.errors import UnreplayableEvent
@@ -27,6 +29,7 @@ from symtrace.model.canonical import JSONValue
 from symtrace.model.qualname import qualified, resolve
 
 INTEGRAL_FLOAT = "f"
+NEGATIVE_ZERO = "-0"
 _EXACT = frozenset({str, int, bool, type(None)})
 
 
@@ -36,6 +39,8 @@ def shape_of(value: object) -> JSONValue:
     if kind in _EXACT:
         return None
     if kind is float:
+        if value == 0 and math.copysign(1.0, value) < 0:  # type: ignore[arg-type]
+            return NEGATIVE_ZERO
         return INTEGRAL_FLOAT if value.is_integer() and abs(value) < 2**53 else None  # type: ignore[attr-defined]
     if isinstance(value, dict):  # a subclass (OrderedDict) is served as a dict, in its order
         return _dict_shape(value)
@@ -71,6 +76,8 @@ def restore(value: JSONValue, shape: JSONValue) -> Any:
         return value
     if shape == INTEGRAL_FLOAT:
         return float(value) if type(value) is int else value
+    if shape == NEGATIVE_ZERO:
+        return -0.0 if value == 0 and type(value) in (int, float) else value
     if not isinstance(shape, dict):
         return value
     if "c" in shape:

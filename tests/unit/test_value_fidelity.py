@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import symtrace
@@ -65,6 +65,8 @@ def same(a: Any, b: Any) -> bool:
 
 
 @given(VALUES)
+@example(-0.0)  # canonical JSON stores 0; served back it must still print "-0.0"
+@example({"b": [-0.0, 1.0], "a": (2.0,)})
 @settings(max_examples=300, deadline=None)
 def test_a_value_is_restored_from_its_canonical_json_and_its_shape(value):
     shape = shape_of(value)
