@@ -45,7 +45,7 @@ test: test-main test-next
 
 test-main: setup browser
 	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks experiments noxfile.py
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider --durations=25
 
 test-next: setup
 	$(VENV)/bin/nox -s next
