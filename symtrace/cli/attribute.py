@@ -28,6 +28,7 @@ from symtrace.diagnosis.attribution import (
     AttributionPlan,
     RolloutResult,
 )
+from symtrace.diagnosis.attribution_backends import BACKENDS
 from symtrace.diagnosis.attribution_run import attribute, default_out, outcome_from
 from symtrace.diagnosis.errors import DiagnosisConfigError
 from symtrace.diagnosis.templates import load_templates
@@ -70,6 +71,11 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--alpha", type=float, default=DEFAULT_ALPHA,
                    help=f"significance level of the critical step (default {DEFAULT_ALPHA})")
     p.add_argument("--jobs", type=int, default=1, help="rollouts run at once (default 1)")
+    p.add_argument("--backend", choices=BACKENDS, default="threads",
+                   help="where rollouts run: threads here (default); warm: threads whose "
+                   "`python -m MODULE` program forks from a server that imported it once "
+                   "(the study's warm launcher); ray: Ray actors (local, or $RAY_ADDRESS; "
+                   "the `ray` extra). Results are the same on each")
     p.add_argument("--set-env", action="append", default=[], metavar="NAME=VALUE",
                    help="environment of the replayed program (repeatable)")
     p.add_argument("--cwd", metavar="DIR", help="run the program in DIR")
@@ -105,7 +111,8 @@ def cmd_attribute(args: argparse.Namespace) -> int:
             templates=load_templates(args.templates) if args.templates else None,
             hold_tools=not args.live_tools, outcome=outcome, command=args.command or None,
             set_env=env, placement=args.placement, jobs=args.jobs, alpha=args.alpha,
-            cwd=args.cwd, trust=args.trust, progress=progress, on_plan=on_plan,
+            cwd=args.cwd, trust=args.trust, backend=args.backend, progress=progress,
+            on_plan=on_plan,
         )
     finally:
         bar.stop()
