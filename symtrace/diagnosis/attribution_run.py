@@ -258,6 +258,7 @@ def attribute(
     guidance: str | None = None,
     templates: Templates | None = None,
     hold_tools: bool = True,
+    control_text: str | None = None,
     outcome: Outcome | None = None,
     command: Sequence[str] | None = None,
     set_env: Mapping[str, str] | None = None,
@@ -281,7 +282,7 @@ def attribute(
     check_attributable(bundle, command, options.outcome)
     plan = plan_attribution(bundle, diagnose(bundle), k=k, every_decision=every_decision,
                             budget=budget, guidance=guidance, templates=templates,
-                            hold_tools=hold_tools)
+                            hold_tools=hold_tools, control_text=control_text)
     if not plan.candidates:
         raise DiagnosisConfigError(
             f"{bundle_path}: the diagnosis found no symptom to attribute; give --all to "
