@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from symtrace.diagnosis.attribution_run import RunOptions
 
 BACKENDS = ("threads", "warm", "ray")
+Runner = Callable[[str, Rollout, bool, "RunOptions"], RolloutResult]
 
 
 class RolloutWorker:
@@ -38,7 +39,8 @@ class RolloutWorker:
     warm backend or a Ray actor holds (the study's worker protocol: `run`, `close`)."""
 
     def __init__(self, bundle_path: str, hold_tools: bool, options: RunOptions,
-                 warm: bool = False) -> None:
+                 runner: Runner, warm: bool = False) -> None:
+        self._runner = runner
         self._bundle = bundle_path
         self._hold = hold_tools
         self._options = options
@@ -47,9 +49,7 @@ class RolloutWorker:
             self._launcher, self._options = _warm_options(bundle_path, options)
 
     def run(self, rollout: Rollout) -> RolloutResult:
-        from symtrace.diagnosis import attribution_run  # looked up per call: tests replace it
-
-        return attribution_run.run_rollout(self._bundle, rollout, self._hold, self._options)
+        return self._runner(self._bundle, rollout, self._hold, self._options)
 
     def close(self) -> None:
         if self._launcher is not None:
@@ -57,14 +57,17 @@ class RolloutWorker:
 
 
 def run_rollouts(backend: str, bundle_path: str, rollouts: Sequence[Rollout],
-                 hold_tools: bool, options: RunOptions) -> Iterator[RolloutResult]:
-    """Yield the results of *rollouts* as they finish (any order) on *backend*."""
+                 hold_tools: bool, options: RunOptions, runner: Runner
+                 ) -> Iterator[RolloutResult]:
+    """Yield the results of *rollouts* as they finish (any order) on *backend*, each
+    `runner(bundle_path, rollout, hold_tools, options)` (attribution_run.run_rollout; for
+    Ray a module-level function, sent by reference)."""
     if backend not in BACKENDS:
         raise DiagnosisConfigError(f"--backend {backend!r}: choose one of {', '.join(BACKENDS)}")
     if not rollouts:
         return
     if backend == "ray":
-        yield from _on_ray(bundle_path, rollouts, hold_tools, options)
+        yield from _on_ray(bundle_path, rollouts, hold_tools, options, runner)
         return
     workers: queue.SimpleQueue[RolloutWorker] = queue.SimpleQueue()
     made: list[RolloutWorker] = []
@@ -74,7 +77,8 @@ def run_rollouts(backend: str, bundle_path: str, rollouts: Sequence[Rollout],
         try:
             worker = workers.get_nowait()
         except queue.Empty:  # a thread's first rollout: its own worker (a warm server)
-            worker = RolloutWorker(bundle_path, hold_tools, options, warm=backend == "warm")
+            worker = RolloutWorker(bundle_path, hold_tools, options, runner,
+                                   warm=backend == "warm")
             with lock:
                 made.append(worker)
         try:
@@ -97,7 +101,7 @@ def run_rollouts(backend: str, bundle_path: str, rollouts: Sequence[Rollout],
 
 
 def _on_ray(bundle_path: str, rollouts: Sequence[Rollout], hold_tools: bool,
-            options: RunOptions) -> Iterator[RolloutResult]:
+            options: RunOptions, runner: Runner) -> Iterator[RolloutResult]:
     try:
         from symtrace_study.errors import BackendUnavailable
         from symtrace_study.pool import RayPool
@@ -109,7 +113,7 @@ def _on_ray(bundle_path: str, rollouts: Sequence[Rollout], hold_tools: bool,
                      cwd=_run_dir(bundle_path, options))
     try:
         pool = RayPool(None, min(options.jobs, len(rollouts)), worker=RolloutWorker,
-                       args=(str(Path(bundle_path).resolve()), hold_tools, remote))
+                       args=(str(Path(bundle_path).resolve()), hold_tools, remote, runner))
     except BackendUnavailable as exc:
         raise DiagnosisConfigError(f"--backend ray: {exc}") from None
     try:

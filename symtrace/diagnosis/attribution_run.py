@@ -171,7 +171,7 @@ def run_attribution(bundle_path: str | os.PathLike[str], plan: AttributionPlan,
         # the rest, on any backend
         record(run_rollout(bundle_path, todo.pop(0), plan.hold_tools, options))
     for result in run_rollouts(options.backend, str(bundle_path), todo, plan.hold_tools,
-                               options):
+                               options, run_rollout):
         record(result)
     attribution = estimate(plan, done.values(), alpha=options.alpha)
     (out / "attribution.json").write_bytes(orjson.dumps(
