@@ -214,8 +214,10 @@ def repaired(child: Path) -> bool:
     among its live events *and* a final answer other than the failed run's (the labelled
     runs have no task evaluator; the failed final answer is the failure they show)."""
     bundle = load_bundle(child)
-    parent = load_bundle((bundle.lineage or {})["parent"])
-    return no_live_symptom(child) and _final_value(bundle) != _final_value(parent)
+    parent = (bundle.lineage or {}).get("parent")
+    if parent is None:  # the recorded run itself: its final answer is the failed one
+        return False
+    return no_live_symptom(child) and _final_value(bundle) != _final_value(load_bundle(parent))
 
 
 def _final_value(bundle: Any) -> Any:
