@@ -34,6 +34,18 @@ BACKENDS = ("threads", "warm", "ray")
 Runner = Callable[[str, Rollout, bool, "RunOptions"], RolloutResult]
 
 
+def check_backend(backend: str) -> None:
+    """Refuse, before anything is written, a backend that is unknown or not installed."""
+    if backend not in BACKENDS:
+        raise DiagnosisConfigError(f"--backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+    if backend == "ray":
+        try:
+            import ray  # noqa: F401 -- only whether the extra is installed
+        except ImportError:
+            raise DiagnosisConfigError(
+                "--backend ray needs the `ray` extra: pip install 'symtrace[ray]'") from None
+
+
 class RolloutWorker:
     """Runs rollouts of one bundle one at a time, with its own launcher: what a thread of the
     warm backend or a Ray actor holds (the study's worker protocol: `run`, `close`)."""
@@ -62,8 +74,7 @@ def run_rollouts(backend: str, bundle_path: str, rollouts: Sequence[Rollout],
     """Yield the results of *rollouts* as they finish (any order) on *backend*, each
     `runner(bundle_path, rollout, hold_tools, options)` (attribution_run.run_rollout; for
     Ray a module-level function, sent by reference)."""
-    if backend not in BACKENDS:
-        raise DiagnosisConfigError(f"--backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+    check_backend(backend)
     if not rollouts:
         return
     if backend == "ray":

@@ -43,7 +43,7 @@ from symtrace.diagnosis.attribution import (
     estimate,
     plan_attribution,
 )
-from symtrace.diagnosis.attribution_backends import BACKENDS, run_rollouts
+from symtrace.diagnosis.attribution_backends import check_backend, run_rollouts
 from symtrace.diagnosis.errors import DiagnosisConfigError
 from symtrace.diagnosis.pipeline import diagnose
 from symtrace.diagnosis.templates import Templates
@@ -140,9 +140,7 @@ class RunOptions:
     def __post_init__(self) -> None:
         if self.jobs < 1:
             raise DiagnosisConfigError(f"--jobs must be at least 1, got {self.jobs}")
-        if self.backend not in BACKENDS:
-            raise DiagnosisConfigError(
-                f"--backend {self.backend!r}: choose one of {', '.join(BACKENDS)}")
+        check_backend(self.backend)
 
 
 Progress = Callable[[RolloutResult, int, int], None]  # (result, done, total)

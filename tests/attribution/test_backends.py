@@ -110,3 +110,13 @@ def test_an_unknown_backend_is_refused_before_anything_is_written(tmp_path):
                   outcome=FinalMatchOutcome(re.compile("x")))
     assert not (tmp_path / "a").exists()
     assert attribution_backends.BACKENDS == ("threads", "warm", "ray")
+
+
+def test_ray_not_installed_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    from symtrace.diagnosis.errors import DiagnosisConfigError
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if the `ray` extra were not installed
+    with pytest.raises(DiagnosisConfigError, match=r"symtrace\[ray\]"):
+        attribute(REPO / "bundles" / "ag2-tool_error", out=tmp_path / "a", backend="ray",
+                  outcome=FinalMatchOutcome(re.compile("x")), trust=True)
+    assert not (tmp_path / "a").exists()
