@@ -83,6 +83,49 @@ def evaluate_trace(label: dict[str, Any], script: Script, k: int) -> dict[str, A
     }
 
 
+def explain_trace(label: dict[str, Any], script: Script, budget: int) -> dict[str, Any]:
+    """Why the counterfactual column is what it is on one trace (no rollout needed): is the
+    label a candidate under *budget*; at which candidates does the stub answer q ⊕ Δ
+    differently from q, and which of the script's rules Δ's own text satisfies there; and
+    whether the final answer can change at all (the Writer's reply is one unconditional
+    rule: every rollout ends with the recorded final text)."""
+    bundle = load_bundle(LABELLED / label["trace"])
+    plan = plan_attribution(bundle, diagnose(bundle), k=1, budget=budget)
+    by_id = {e.id: e for e in bundle.events}
+    changed = {}
+    for candidate in plan.candidates:
+        request = by_id[candidate.node].request
+        repaired = apply_to_request(request, candidate.guidance, "user")
+        before, after = _rule(script, request["body"]), _rule(script, repaired["body"])
+        if before != after:
+            keys = [str(v) for k, v in script.rules[after].match.items()
+                    if k.endswith("_contains") and str(v) in candidate.guidance] if (
+                after is not None) else []
+            changed[candidate.node] = {"rule": after, "quoted_by_delta": keys}
+    fixed_final = any(rule.match == {"agent": "You are Writer"} for rule in script.rules)
+    return {"trace": label["trace"], "label": label["mistake_event"],
+            "label_is_candidate": label["mistake_event"] in {c.node for c in plan.candidates},
+            "candidates": [c.node for c in plan.candidates], "delta_changes_reply": changed,
+            "final_answer_fixed_by_script": fixed_final}
+
+
+def _rule(script: Script, body: dict[str, Any]) -> int | None:
+    """The index of the script rule that answers *body* (None: the default reply)."""
+    return next((i for i, rule in enumerate(script.rules) if rule.matches(body, 0)), None)
+
+
+def explain_table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| trace | label a candidate | Δ changes the stub's reply at | Δ's text it "
+             "matches | final answer fixed |", "|---|---|---|---|---|"]
+    for r in rows:
+        changed = r["delta_changes_reply"]
+        quoted = sorted({q for c in changed.values() for q in c["quoted_by_delta"]})
+        lines.append(f"| {r['trace']} | {'yes' if r['label_is_candidate'] else 'no'} | "
+                     f"{', '.join(changed) or '-'} | {', '.join(quoted) or '-'} | "
+                     f"{'yes' if r['final_answer_fixed_by_script'] else 'no'} |")
+    return "\n".join(lines)
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     n = len(rows)
     lines = ["| method | step exact | 95 % Wilson | none found | needs rollouts |",
@@ -110,11 +153,29 @@ def main(argv: list[str] | None = None) -> int:
                         "OUT directory, finished traces only): earliest decisive step vs "
                         "anchor, random, last")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--outcome", choices=sorted(OUTCOMES), default="repaired",
+                        help="a --run rollout's success: repaired (no live symptom and another "
+                        "final answer; default) or symptoms (no live symptom: the earlier, "
+                        "defective verdict)")
+    parser.add_argument("--backend", default="threads", help="--run: attribute's --backend")
+    parser.add_argument("--trace", action="append", help="--run: only this trace (repeatable)")
+    parser.add_argument("--explain", action="store_true", help="per trace, why the "
+                        "counterfactual column is what it is (label coverage under --budget, "
+                        "where Δ changes the stub's reply and by which quoted text, whether "
+                        "the final answer can change); no rollout")
     args = parser.parse_args(argv)
     labels = json.loads((LABELLED / "labels.json").read_text())["traces"]
+    if args.explain:
+        known = scripts()
+        explained = [explain_trace(label, known[label["trace"]], args.budget)
+                     for label in labels]
+        print(json.dumps(explained, indent=2, sort_keys=True) if args.json
+              else explain_table(explained))
+        return 0
     if args.run:
-        ran = [run_trace(label, Path(args.run), args.budget, args.jobs) for label in labels
-               if label["framework"] == "ag2"]
+        ran = [run_trace(label, Path(args.run), args.budget, args.jobs, args.outcome,
+                         args.backend) for label in labels
+               if label["framework"] == "ag2" and (not args.trace or label["trace"] in args.trace)]
         print(json.dumps(ran, indent=2, sort_keys=True))
         return 0
     known = scripts()
@@ -137,16 +198,38 @@ def main(argv: list[str] | None = None) -> int:
 
 # -- real rollouts (the AG2 traces; --run) ----------------------------------------------------
 def no_live_symptom(child: Path) -> bool:
-    """The outcome of a labelled rollout (`--outcome`): the labelled runs have no evaluator
-    (the Writer's text is scripted), so success is the fault's effect gone: no confirmed
-    symptom among the rollout's live events."""
+    """The first outcome of a labelled rollout (`--outcome symptoms`): no confirmed symptom
+    among the rollout's live events. A defect as a verdict of success: a run that skips the
+    failing tool call has no symptom either (the Researcher jumping to its text reply passes
+    though its text claims results it never fetched), and a rollout anchored after the fault
+    passes with the fault's symptom in its prefix and the failed final answer."""
     bundle = load_bundle(child)
     lineage = bundle.lineage or {}  # the recorded run itself: every event is its own
     live = set(lineage.get("live_events") or []) if lineage else {e.id for e in bundle.events}
     return not any(n.confirmed for n in diagnose(bundle).nodes if n.view.id in live)
 
 
-def run_trace(label: dict[str, Any], out: Path, budget: int, jobs: int) -> dict[str, Any]:
+def repaired(child: Path) -> bool:
+    """The labelled rollout's outcome (default): the failure is gone — no confirmed symptom
+    among its live events *and* a final answer other than the failed run's (the labelled
+    runs have no task evaluator; the failed final answer is the failure they show)."""
+    bundle = load_bundle(child)
+    parent = (bundle.lineage or {}).get("parent")
+    if parent is None:  # the recorded run itself: its final answer is the failed one
+        return False
+    return no_live_symptom(child) and _final_value(bundle) != _final_value(load_bundle(parent))
+
+
+def _final_value(bundle: Any) -> Any:
+    final = bundle.final_result()
+    return (final.response or {}).get("value") if final is not None else None
+
+
+OUTCOMES = {"repaired": repaired, "symptoms": no_live_symptom}
+
+
+def run_trace(label: dict[str, Any], out: Path, budget: int, jobs: int,
+              outcome: str = "repaired", backend: str = "threads") -> dict[str, Any]:
     """`attribute` for real on one AG2 labelled trace, k = 1 per arm (the stub is a pure
     function of the request and unchanged tool calls are held: each arm is deterministic)."""
     import make_labelled
@@ -161,9 +244,9 @@ def run_trace(label: dict[str, Any], out: Path, budget: int, jobs: int) -> dict[
     with StubLLM(script=scenario.script(framework)) as stub:
         result = attribute(
             LABELLED / label["trace"], out=out / label["trace"], k=1, budget=budget,
-            outcome=PluginOutcome("no_live_symptom", no_live_symptom), command=command,
+            outcome=PluginOutcome(outcome, OUTCOMES[outcome]), command=command,
             set_env={**make_labelled.QUIET_ENV, "OPENAI_BASE_URL": stub.url}, jobs=jobs,
-            cwd=str(REPO))
+            cwd=str(REPO), backend=backend, trust=True)
     data = result.to_json()
     return {"trace": label["trace"], "label": label["mistake_event"],
             "earliest_decisive": earliest_decisive(data),

@@ -87,9 +87,12 @@ class LocalPool:
 
 class RayPool:
     """N Ray actors, one Worker each. `ray.init()` joins $RAY_ADDRESS if set (a cluster),
-    else starts a local Ray with *workers* CPUs."""
+    else starts a local Ray with *workers* CPUs. *worker* and *args* give another actor class
+    with `run(job)` and `close()` (`symtrace attribute --backend ray` runs its rollouts so);
+    by default the study's `Worker(config)`."""
 
-    def __init__(self, config: StudyConfig, workers: int) -> None:
+    def __init__(self, config: StudyConfig | None, workers: int, *,
+                 worker: type[Any] = Worker, args: tuple[Any, ...] | None = None) -> None:
         try:
             import ray
             from ray.util import ActorPool
@@ -101,11 +104,12 @@ class RayPool:
         if self._started:
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
                      ignore_reinit_error=True)
-        actor = ray.remote(num_cpus=1)(Worker)
-        self._actors = [actor.remote(config) for _ in range(workers)]
+        actor = ray.remote(num_cpus=1)(worker)
+        self._actors = [actor.remote(*(args if args is not None else (config,)))
+                        for _ in range(workers)]
         self._pool = ActorPool(self._actors)
 
-    def map(self, jobs: Sequence[Job]) -> Iterator[dict[str, Any]]:
+    def map(self, jobs: Sequence[Any]) -> Iterator[Any]:
         yield from self._pool.map_unordered(lambda a, job: a.run.remote(job), list(jobs))
 
     def close(self) -> None:

@@ -28,6 +28,7 @@ from symtrace.diagnosis.attribution import (
     AttributionPlan,
     RolloutResult,
 )
+from symtrace.diagnosis.attribution_backends import BACKENDS
 from symtrace.diagnosis.attribution_run import attribute, default_out, outcome_from
 from symtrace.diagnosis.errors import DiagnosisConfigError
 from symtrace.diagnosis.templates import load_templates
@@ -59,6 +60,11 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--guidance", metavar="TEXT",
                    help="the repair Δ for every candidate (default: the symptom's template)")
     p.add_argument("--templates", metavar="FILE", help="template overrides (JSON)")
+    p.add_argument("--control-text", metavar="TEXT",
+                   help="the resample arm sends TEXT (content-free, e.g. 'Take this step "
+                   "again.') where the repair puts its guidance, instead of the identical "
+                   "request: for endpoints that answer an identical request identically "
+                   "(temperature 0, a request-keyed stub)")
     p.add_argument("--live-tools", action="store_true",
                    help="run every tool call of the live suffix (no held tool outputs)")
     p.add_argument("--success-exit", type=int, metavar="CODE",
@@ -70,6 +76,11 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--alpha", type=float, default=DEFAULT_ALPHA,
                    help=f"significance level of the critical step (default {DEFAULT_ALPHA})")
     p.add_argument("--jobs", type=int, default=1, help="rollouts run at once (default 1)")
+    p.add_argument("--backend", choices=BACKENDS, default="threads",
+                   help="where rollouts run: threads here (default); warm: threads whose "
+                   "`python -m MODULE` program forks from a server that imported it once "
+                   "(the study's warm launcher); ray: Ray actors (local, or $RAY_ADDRESS; "
+                   "the `ray` extra). Results are the same on each")
     p.add_argument("--set-env", action="append", default=[], metavar="NAME=VALUE",
                    help="environment of the replayed program (repeatable)")
     p.add_argument("--cwd", metavar="DIR", help="run the program in DIR")
@@ -103,9 +114,11 @@ def cmd_attribute(args: argparse.Namespace) -> int:
             args.bundle, out=args.out, k=args.k, every_decision=args.every_decision,
             budget=args.budget, guidance=args.guidance,
             templates=load_templates(args.templates) if args.templates else None,
-            hold_tools=not args.live_tools, outcome=outcome, command=args.command or None,
+            hold_tools=not args.live_tools, control_text=args.control_text,
+            outcome=outcome, command=args.command or None,
             set_env=env, placement=args.placement, jobs=args.jobs, alpha=args.alpha,
-            cwd=args.cwd, trust=args.trust, progress=progress, on_plan=on_plan,
+            cwd=args.cwd, trust=args.trust, backend=args.backend, progress=progress,
+            on_plan=on_plan,
         )
     finally:
         bar.stop()
@@ -125,6 +138,8 @@ def _print_plan(console: Console, plan: AttributionPlan, out: str | Path,
                   f"(identical tool calls {tools}); results in {out}")
     for c in plan.candidates:
         console.print(f"  {c.node}  ({c.agent or '-'}; {c.why})")
+    if plan.control_text:
+        console.print(f"  the resample arm sends {plan.control_text!r} in the guidance's place")
     if plan.smallest_p >= alpha:
         console.print(f"  [yellow]warning:[/] with k={plan.k} and {len(plan.candidates)} "
                       f"candidates the smallest Holm-adjusted p is {plan.smallest_p:.3g} ≥ "

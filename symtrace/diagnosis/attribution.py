@@ -9,7 +9,10 @@ rollouts each, every rollout one selective replay anchored at v:
 * **repair**: v's request gets guidance Δ (q̂_v = q_v ⊕ Δ: the symptom's template, or the
   user's text);
 * **resample**: v's request regenerated unchanged (Δ empty): the control that separates
-  "this step was wrong" from "any redraw helps".
+  "this step was wrong" from "any redraw helps". Against an endpoint that answers an
+  identical request identically (temperature 0, a request-keyed stub) that is a re-send, not
+  a redraw, while any Δ redraws the whole suffix; there the control sends content-free text
+  in Δ's place (`control_text`) instead.
 
 From the outcomes (attribution_run.py runs them) it estimates, per node, both success rates
 (Wilson), the repair value (their difference) with the exact one-sided paired test
@@ -120,6 +123,9 @@ class AttributionPlan:
     k: int
     hold_tools: bool
     skipped: tuple[str, ...] = ()  # candidates dropped by the budget cap
+    # what the resample arm sends where the repair puts Δ: nothing (the identical request),
+    # or content-free text, for endpoints that answer an identical request identically
+    control_text: str = ""
 
     @property
     def smallest_p(self) -> float:
@@ -129,7 +135,7 @@ class AttributionPlan:
 
     @property
     def rollouts(self) -> list[Rollout]:
-        return [Rollout(c.node, arm, i, c.guidance if arm == REPAIR else "")
+        return [Rollout(c.node, arm, i, c.guidance if arm == REPAIR else self.control_text)
                 for c in self.candidates for arm in ARMS for i in range(self.k)]
 
     def to_json(self) -> dict[str, Any]:
@@ -137,7 +143,9 @@ class AttributionPlan:
                 "planned_rollouts": len(self.rollouts),
                 "candidates": [c.to_json() for c in self.candidates],
                 "symptoms": [s.to_json() for s in self.symptoms],
-                "skipped_by_budget": list(self.skipped)}
+                "skipped_by_budget": list(self.skipped),
+                # only when set: a plan of an earlier attribution still resumes
+                **({"control_text": self.control_text} if self.control_text else {})}
 
 
 def plan_attribution(
@@ -150,11 +158,13 @@ def plan_attribution(
     guidance: str | None = None,
     templates: Templates | None = None,
     hold_tools: bool = True,
+    control_text: str | None = None,
 ) -> AttributionPlan:
     """The candidates of *bundle* (diagnosed as *diagnosis*): by default the LLM calls at the
     symptoms' boundaries and their causal ancestors; with *every_decision* every agent
     decision. *budget* keeps that many: the diagnosis' own anchor first, the symptom
-    boundaries, then the ancestors nearest to a symptom; the kept ones run in trace order."""
+    boundaries, then the ancestors nearest to a symptom; the kept ones run in trace order.
+    *control_text*: the resample arm sends it where the repair puts Δ (default: nothing)."""
     if k < 1:
         raise DiagnosisConfigError(f"--k must be at least 1, got {k}")
     if budget is not None and budget < 1:
@@ -186,8 +196,10 @@ def plan_attribution(
         delta = guidance if guidance is not None else _delta(choice, node, templates)
         view = by_id[node]
         candidates.append(Candidate(node, view.index, view.agent, why, delta))
+    if control_text is not None and not control_text.strip():
+        raise DiagnosisConfigError("--control-text must not be empty")
     return AttributionPlan(str(bundle.path), tuple(candidates), tuple(symptoms), k,
-                           hold_tools, skipped)
+                           hold_tools, skipped, control_text or "")
 
 
 def _symptoms(diagnosis: Diagnosis) -> list[Symptom]:

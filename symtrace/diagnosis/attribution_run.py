@@ -12,7 +12,8 @@ The outcome of a rollout is decided by an `Outcome`: the program's exit code, a 
 expression over the final result, or a plug-in `module:callable` given the child bundle's
 path — the task's evaluator, for a benchmark (docs/diagnosis.md shows the study suite's).
 
-Rollouts run on `jobs` threads, each waiting on its own replayed child process.
+Rollouts run on a backend (attribution_backends.py): `jobs` threads each waiting on its own
+replayed child process, the same with the study's warm fork servers, or Ray actors.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import re
 import shutil
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -43,6 +43,7 @@ from symtrace.diagnosis.attribution import (
     estimate,
     plan_attribution,
 )
+from symtrace.diagnosis.attribution_backends import check_backend, run_rollouts
 from symtrace.diagnosis.errors import DiagnosisConfigError
 from symtrace.diagnosis.pipeline import diagnose
 from symtrace.diagnosis.templates import Templates
@@ -134,6 +135,12 @@ class RunOptions:
     alpha: float = DEFAULT_ALPHA
     cwd: str | None = None
     trust: bool = False  # run the bundle's command without asking (docs/security.md)
+    backend: str = "threads"  # where rollouts run: attribution_backends.BACKENDS
+
+    def __post_init__(self) -> None:
+        if self.jobs < 1:
+            raise DiagnosisConfigError(f"--jobs must be at least 1, got {self.jobs}")
+        check_backend(self.backend)
 
 
 Progress = Callable[[RolloutResult, int, int], None]  # (result, done, total)
@@ -142,8 +149,6 @@ Progress = Callable[[RolloutResult, int, int], None]  # (result, done, total)
 def run_attribution(bundle_path: str | os.PathLike[str], plan: AttributionPlan,
                     options: RunOptions, *, progress: Progress | None = None) -> Attribution:
     """Run every rollout of *plan* not already in `OUT/rollouts.jsonl`; estimate from all."""
-    if options.jobs < 1:
-        raise DiagnosisConfigError(f"--jobs must be at least 1, got {options.jobs}")
     out = options.out
     done = _resume(out, plan)
     todo = [r for r in plan.rollouts if r.key not in done]
@@ -158,19 +163,14 @@ def run_attribution(bundle_path: str | os.PathLike[str], plan: AttributionPlan,
             if progress is not None:
                 progress(result, len(done), total)
 
-    if todo and (options.jobs == 1 or not options.trust):
-        # the first rollout alone: consent to the bundle's command is asked (or refused,
-        # exit 97) once, before any other rollout starts; a "y" approves the rest
+    if todo and not options.trust:
+        # the first rollout alone, here, as recorded: consent to the bundle's command is
+        # asked (or refused, exit 97) once, before any other rollout starts; a "y" approves
+        # the rest, on any backend
         record(run_rollout(bundle_path, todo.pop(0), plan.hold_tools, options))
-    if options.jobs == 1:
-        for rollout in todo:
-            record(run_rollout(bundle_path, rollout, plan.hold_tools, options))
-    else:
-        with ThreadPoolExecutor(max_workers=options.jobs) as pool:
-            futures = [pool.submit(run_rollout, bundle_path, r, plan.hold_tools, options)
-                       for r in todo]
-            for future in as_completed(futures):
-                record(future.result())
+    for result in run_rollouts(options.backend, str(bundle_path), todo, plan.hold_tools,
+                               options, run_rollout):
+        record(result)
     attribution = estimate(plan, done.values(), alpha=options.alpha)
     (out / "attribution.json").write_bytes(orjson.dumps(
         attribution.to_json(), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2))
@@ -256,6 +256,7 @@ def attribute(
     guidance: str | None = None,
     templates: Templates | None = None,
     hold_tools: bool = True,
+    control_text: str | None = None,
     outcome: Outcome | None = None,
     command: Sequence[str] | None = None,
     set_env: Mapping[str, str] | None = None,
@@ -264,6 +265,7 @@ def attribute(
     alpha: float = DEFAULT_ALPHA,
     cwd: str | None = None,
     trust: bool = False,
+    backend: str = "threads",
     progress: Progress | None = None,
     on_plan: Callable[[AttributionPlan], None] | None = None,
 ) -> Attribution:
@@ -271,20 +273,20 @@ def attribute(
 
     *on_plan* sees the plan before any live call (the CLI prints it there). The rollouts and
     their results go to *out* (default `BUNDLE-attribution`); running again resumes."""
+    target = Path(out) if out is not None else default_out(bundle_path)
+    options = RunOptions(target, outcome or ExitCodeOutcome(), command, set_env, placement,
+                         jobs, alpha, cwd, trust, backend)
     bundle = load_bundle(bundle_path)
-    check_attributable(bundle, command, outcome or ExitCodeOutcome())
+    check_attributable(bundle, command, options.outcome)
     plan = plan_attribution(bundle, diagnose(bundle), k=k, every_decision=every_decision,
                             budget=budget, guidance=guidance, templates=templates,
-                            hold_tools=hold_tools)
+                            hold_tools=hold_tools, control_text=control_text)
     if not plan.candidates:
         raise DiagnosisConfigError(
             f"{bundle_path}: the diagnosis found no symptom to attribute; give --all to "
             "intervene at every agent decision")
     if on_plan is not None:
         on_plan(plan)
-    target = Path(out) if out is not None else default_out(bundle_path)
-    options = RunOptions(target, outcome or ExitCodeOutcome(), command, set_env, placement,
-                         jobs, alpha, cwd, trust)
     return run_attribution(bundle_path, plan, options, progress=progress)
 
 

@@ -25,6 +25,7 @@ IN_PROCESS = REPO / "bundles" / "labelled" / "ag2-wrong_argument_city"
     ([str(FAILED), "--success-match", "(", ], "--success-match"),
     ([str(FAILED), "--success-match", "x", "--k", "0"], "--k must be"),
     ([str(FAILED), "--success-match", "x", "--jobs", "0"], "--jobs must be"),
+    ([str(FAILED), "--success-match", "x", "--control-text", " "], "--control-text"),
 ])
 def test_bad_input_is_a_usage_error_and_writes_nothing(argv, needle, tmp_path, capsys):
     out = tmp_path / "attr"

@@ -44,6 +44,21 @@ def test_plan_lists_the_anchor_symptom_boundaries_and_ancestors_in_trace_order()
     assert len(every.candidates) >= len(plan.candidates)
 
 
+def test_control_text_goes_to_every_resample_and_into_the_plan_only_when_set():
+    bundle = symtrace.load_bundle(FAILED)
+    diagnosis = diagnose(bundle)
+    plain = plan_attribution(bundle, diagnosis, k=2)
+    neutral = plan_attribution(bundle, diagnosis, k=2, control_text="Take this step again.")
+    assert "control_text" not in plain.to_json()  # an earlier attribution's plan resumes
+    assert neutral.to_json()["control_text"] == "Take this step again."
+    resamples = [r for r in neutral.rollouts if r.arm == RESAMPLE]
+    assert resamples and all(r.guidance == "Take this step again." for r in resamples)
+    assert [r.guidance for r in neutral.rollouts if r.arm == REPAIR] == [
+        r.guidance for r in plain.rollouts if r.arm == REPAIR]
+    with pytest.raises(DiagnosisConfigError, match="--control-text"):
+        plan_attribution(bundle, diagnosis, control_text="  ")
+
+
 @pytest.mark.parametrize(("k", "budget"), [(0, 3), (2, 0)])
 def test_bad_sizes_are_usage_errors(k, budget):
     bundle = symtrace.load_bundle(FAILED)
