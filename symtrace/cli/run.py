@@ -45,7 +45,7 @@ def _task(args: argparse.Namespace) -> Any:
 
 # -- record ------------------------------------------------------------------------------------
 def cmd_record(args: argparse.Namespace) -> int:
-    from symtrace.process.runner import record_command
+    from symtrace.process.record_run import record_command
 
     outcome = record_command(
         args.out,

@@ -12,11 +12,12 @@ imported (a post-import hook on sys.meta_path), or at once if it already is.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import threading
 from collections.abc import Sequence
-from importlib import metadata
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -49,6 +50,8 @@ def registered() -> dict[str, Any]:
 
 
 def _scan() -> dict[str, Any]:
+    from importlib import metadata  # not at import: the instrumented child never scans
+
     out: dict[str, Any] = {}
     for ep in metadata.entry_points(group=GROUP):
         if ep.name in out and out[ep.name].value != ep.value:
@@ -123,6 +126,114 @@ class Armed:
             cancel_after_import(self.adapter.module, self.on_import)
             if self.adapter.installed:
                 self.adapter.uninstall()
+
+
+    @property
+    def installed(self) -> bool:
+        return bool(self.adapter.installed)
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A registered adapter as the parent process found it: its name, its entry point's value
+    and its framework's top-level module. Enough for the instrumented child to arm it without
+    importing it (each adapter package imports the adapter contract and its hook modules:
+    a tenth of a second a run, paid only by programs that import the framework)."""
+
+    name: str
+    entry: str  # "package:factory"
+    module: str  # the framework's top-level module
+
+    def load(self) -> Any:
+        """The adapter, made by its factory (importing the adapter package now)."""
+        package, _, attribute = self.entry.partition(":")
+        try:
+            factory: Any = importlib.import_module(package.strip())
+            for part in attribute.split("[")[0].strip().split("."):
+                factory = getattr(factory, part)
+        except Exception as exc:  # any failure to import an adapter is reported typed
+            raise AdapterError(f"symtrace adapter {self.name!r} ({self.entry}) failed to load: "
+                               f"{type(exc).__name__}: {exc}") from exc
+        return factory()
+
+
+def declarations() -> list[Declaration]:
+    """Every registered adapter that loads, declared for a child process (a broken one is
+    reported where it is armed, not here)."""
+    out = []
+    for name, entry in registered().items():
+        try:
+            adapter = load(name)
+        except AdapterError:
+            continue
+        out.append(Declaration(name, entry.value, adapter.module))
+    return out
+
+
+class Deferred:
+    """An armed adapter not imported yet: loaded from its declaration and installed right
+    after its framework's top-level module is first imported, or at once if it already is."""
+
+    def __init__(self, declaration: Declaration) -> None:
+        self.declaration = declaration
+        self.name = declaration.name
+        self._lock = threading.Lock()
+        self._active = False
+        self._armed: Armed | None = None
+
+    @property
+    def adapter(self) -> Any:
+        """The adapter once its framework was imported (None before)."""
+        return None if self._armed is None else self._armed.adapter
+
+    @property
+    def installed(self) -> bool:
+        return self._armed is not None and self._armed.installed
+
+    def install(self) -> None:
+        self._active = True
+        if self.declaration.module in sys.modules:
+            self._arm()
+        else:
+            after_import(self.declaration.module, self.on_import)
+
+    def on_import(self, module: ModuleType | None = None) -> None:
+        if self._active:
+            self._arm()
+
+    def _arm(self) -> None:
+        with self._lock:
+            if self._armed is None:
+                self._armed = Armed(self.declaration.load())
+        self._armed.install()
+
+    def uninstall(self) -> None:
+        self._active = False
+        cancel_after_import(self.declaration.module, self.on_import)
+        if self._armed is not None:
+            self._armed.uninstall()
+
+
+def arm_declared(names: Sequence[str], declared: Sequence[Declaration]) -> list[Deferred]:
+    """In the instrumented child: arm *names* (checked by the parent) from the parent's
+    declarations, without scanning entry points or importing an adapter. Frameworks symtrace
+    cannot see are refused here too, as resolve() does."""
+    unsupported_frameworks.check_imported()
+    unsupported_frameworks.arm()
+    by_name = {d.name: d for d in declared}
+    missing = sorted(set(names) - set(by_name))
+    if missing:
+        raise AdapterNotFound(f"no symtrace adapter named {missing[0]!r} was declared to this "
+                              "process")
+    return [Deferred(by_name[name]) for name in sorted(set(names))]
+
+
+def imported_unarmed_declared(armed: Sequence[Deferred | Armed],
+                              declared: Sequence[Declaration]) -> list[tuple[str, str]]:
+    """imported_unarmed() from the parent's declarations: no entry-point scan, no import."""
+    names = {a.name for a in armed}
+    return [(d.name, d.module) for d in declared
+            if d.name not in names and d.module in sys.modules]
 
 
 def resolve(names: Sequence[str] | None) -> list[Armed]:

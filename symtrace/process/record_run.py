@@ -27,7 +27,7 @@ from symtrace.frameworks.registry import resolve as resolve_adapters
 from symtrace.model.redaction import Redactor
 from symtrace.process.consent import ENV_PREFIXES, approve_recorded
 from symtrace.process.protocol import ENV_LAUNCH, HandBack, Launch, Mode, Recorded
-from symtrace.process.spawn import run_instrumented
+from symtrace.process.spawn import declared_adapters, run_instrumented
 from symtrace.process.supervise import ChildExit
 from symtrace.record.outcome import complete_bundle
 from symtrace.record.sinks import with_graph
@@ -133,8 +133,9 @@ def _record_into(slot: OutputSlot, manifest: dict[str, Any], redactor: Redactor,
     launch = Launch(
         mode=Mode.RECORD,
         bundle=str(staged.resolve()),
-        adapters=None if adapters is None else tuple(a.name for a in armed),
+        adapters=tuple(a.name for a in armed),
         secret_envs=tuple(secret_envs),
+        declared=declared_adapters(),
     )
     try:
         ended, hand_back = run_instrumented(

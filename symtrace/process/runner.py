@@ -42,7 +42,12 @@ from symtrace.process.consent import ENDPOINT_ENV, LaunchPlan, bundle_env, requi
 from symtrace.process.isolation import choose_isolation
 from symtrace.process.protocol import Diverged, Launch, Mode, Replayed
 from symtrace.process.record_run import RecordOutcome, captured_env, record_command
-from symtrace.process.spawn import BOOTSTRAP_DIR, PACKAGE_ROOT, run_instrumented
+from symtrace.process.spawn import (
+    BOOTSTRAP_DIR,
+    PACKAGE_ROOT,
+    declared_adapters,
+    run_instrumented,
+)
 from symtrace.process.verdict import ReplayStatus, replay_report, verify_outcome
 from symtrace.record.outcome import complete_bundle
 from symtrace.replay.anchors import ResolvedAnchor, resolve_anchor
@@ -172,6 +177,7 @@ def replay_bundle(
         allow_hosts=tuple(allowed),
         child_bundle=str(slot.staged.resolve()) if slot is not None else None,
         hold_tools=hold_tools and resolved is not None,
+        declared=declared_adapters(),
     )
     try:
         ended, hand_back = run_instrumented(argv, run_in, env, launch, quiet=quiet,
