@@ -55,7 +55,7 @@ from symtrace.model.runtime_info import version_warnings
 from symtrace.record.outcome import complete_bundle
 from symtrace.record.recorder import Recorder
 from symtrace.record.sinks import Recording, new_recording
-from symtrace.replay.anchors import ResolvedAnchor, resolve_anchor
+from symtrace.replay.anchor_resolution import ResolvedAnchor, resolve_anchor
 from symtrace.replay.replayer import Replayer
 from symtrace.session.core import Session, activate, deactivate, final_result
 

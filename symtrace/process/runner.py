@@ -50,7 +50,7 @@ from symtrace.process.spawn import (
 )
 from symtrace.process.verdict import ReplayStatus, replay_report, verify_outcome
 from symtrace.record.outcome import complete_bundle
-from symtrace.replay.anchors import ResolvedAnchor, resolve_anchor
+from symtrace.replay.anchor_resolution import ResolvedAnchor, resolve_anchor
 from symtrace.replay.outcome_check import compile_volatile
 
 PLACEHOLDER_SECRET = "symtrace-redacted"
