@@ -35,6 +35,7 @@ LAYER_OF = {
     "symtrace.record": "record",
     "symtrace.replay": "replay",
     "symtrace.frameworks": "frameworks",
+    "symtrace.options": "options",
     "symtrace": "facade",
     "symtrace.api": "facade",
     "symtrace.process": "process",
@@ -52,7 +53,8 @@ LAYER_OF = {
 
 _CORE = ("boundaries", "session", "bundle", "model", "foundation")
 _RUN = ("record", "replay", "frameworks", *_CORE)
-_ANALYSIS = ("diagnosis", "process", "facade", "devservers", *_RUN)
+_ENTRY = ("options", *_RUN)  # what the entry points (facade, process) build on
+_ANALYSIS = ("diagnosis", "process", "facade", "devservers", *_ENTRY)
 
 # layer -> the other layers it may import (its own layer is always allowed)
 MAY_IMPORT: dict[str, tuple[str, ...]] = {
@@ -68,9 +70,10 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     # adapters see the contract (symtrace.frameworks.contract re-exports what they need from
     # session and boundaries) and the pure layers: never the facade, which pulls the replayer
     "adapters": ("frameworks", "model", "foundation"),
-    "facade": _RUN,
-    "process": _RUN,
-    "diagnosis": ("process", "facade", *_RUN),
+    "options": _RUN,
+    "facade": _ENTRY,
+    "process": _ENTRY,
+    "diagnosis": ("process", "facade", *_ENTRY),
     "export": _ANALYSIS,
     "testing": _ANALYSIS,
     "viewer": ("export", "testing", *_ANALYSIS),
