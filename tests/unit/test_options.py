@@ -98,9 +98,9 @@ def test_the_in_process_api_takes_options_or_its_documented_keywords(tmp_path: P
     assert a.initial_state["random_seed"] == b.initial_state["random_seed"] == 11
     with symtrace.replay(tmp_path / "a", ReplayOptions()):
         symtrace.final_result("done")
-    with pytest.raises(UsageError, match="only for"):
-        with symtrace.replay(tmp_path / "a", quiet=True):
-            pass
-    with pytest.raises(UsageError, match="guidance needs an anchor"):
-        with symtrace.replay(tmp_path / "a", guidance="Check."):
-            pass
+    with pytest.raises(UsageError, match="only for"), symtrace.replay(tmp_path / "a",
+                                                                     quiet=True):
+        pass
+    with pytest.raises(UsageError, match="guidance needs an anchor"), symtrace.replay(
+            tmp_path / "a", guidance="Check."):
+        pass
