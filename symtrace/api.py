@@ -34,6 +34,7 @@ from symtrace.boundaries.egress import (
     guard_for,
     network_manifest,
 )
+from symtrace.bundle.completion import complete_bundle
 from symtrace.bundle.format import KIND_RECORDING
 from symtrace.bundle.manifest import child_manifest, new_manifest, new_seed
 from symtrace.bundle.reader import load_bundle
@@ -52,7 +53,6 @@ from symtrace.model.events import EventType
 from symtrace.model.redaction import Redactor
 from symtrace.model.runtime_info import version_warnings
 from symtrace.options import RecordOptions, ReplayOptions, given, in_process
-from symtrace.record.outcome import complete_bundle
 from symtrace.record.recorder import Recorder
 from symtrace.record.sinks import Recording, new_recording
 from symtrace.replay.anchor_resolution import ResolvedAnchor, resolve_anchor

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from symtrace.boundaries.egress import network_manifest
+from symtrace.bundle.completion import complete_bundle
 from symtrace.bundle.format import KIND_RECORDING
 from symtrace.bundle.manifest import new_manifest, new_seed
 from symtrace.bundle.output import OutputSlot
@@ -30,7 +31,6 @@ from symtrace.process.consent import ENV_PREFIXES, approve_recorded
 from symtrace.process.protocol import ENV_LAUNCH, HandBack, Launch, Mode, Recorded
 from symtrace.process.spawn import declared_adapters, run_instrumented
 from symtrace.process.supervise import ChildExit
-from symtrace.record.outcome import complete_bundle
 from symtrace.record.sinks import with_graph
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from symtrace.bundle.completion import complete_bundle
 from symtrace.bundle.manifest import child_manifest
 from symtrace.bundle.output import OutputSlot, check_target
 from symtrace.bundle.reader import Bundle, load_bundle
@@ -47,7 +48,6 @@ from symtrace.process.spawn import (
 )
 from symtrace.process.supervise import ChildExit
 from symtrace.process.verdict import ReplayStatus, replay_report, verify_outcome
-from symtrace.record.outcome import complete_bundle
 from symtrace.replay.anchor_resolution import ResolvedAnchor, resolve_anchor
 
 PLACEHOLDER_SECRET = "symtrace-redacted"

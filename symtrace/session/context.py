@@ -41,7 +41,7 @@ _dispatched_by: ContextVar[tuple[str, ...]] = ContextVar("symtrace_dispatched_by
 # The tool_call whose body is running: boundary calls inside it are part of its observation.
 _within_tool: ContextVar[str | None] = ContextVar("symtrace_within_tool", default=None)
 
-MAIN_LANE = "main"
+MAIN_LANE = events.MAIN_LANE
 POOLED_PREFIXES = events.POOLED_PREFIXES
 is_strict_lane = events.is_strict_lane
 TURN = events.TURN  # event meta key: the turn of the call (`Turn.info`)
