@@ -12,12 +12,15 @@ imported (a post-import hook on sys.meta_path), or at once if it already is.
 
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.util
 import os
 import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -158,16 +161,59 @@ class Declaration:
 
 
 def declarations() -> list[Declaration]:
-    """Every registered adapter that loads, declared for a child process (a broken one is
-    reported where it is armed, not here)."""
+    """Every registered adapter, declared for a child process, most without importing it:
+    its framework module is read from the adapter class's source when it is a literal there
+    (as setuptools reads an `attr:` version statically before importing), else the adapter
+    is loaded. One that fails to load is left out (reported where it is armed)."""
     out = []
     for name, entry in registered().items():
-        try:
-            adapter = load(name)
-        except AdapterError:
-            continue
-        out.append(Declaration(name, entry.value, adapter.module))
+        module = _static_module(entry.value)
+        if module is None:
+            try:
+                module = load(name).module
+            except AdapterError:
+                continue
+        out.append(Declaration(name, entry.value, module))
     return out
+
+
+def to_arm(names: Sequence[str] | None) -> list[Declaration]:
+    """What a parent process arms in its child: the named adapters (loaded and checked, as
+    resolve() does: a missing or unusable one fails before anything starts), or, for None,
+    every registered adapter whose framework is importable, found without importing any."""
+    if names is not None:
+        armed = {a.name for a in resolve(names)}
+        return [d for d in declarations() if d.name in armed]
+    return [d for d in declarations() if importlib.util.find_spec(d.module) is not None]
+
+
+def _static_module(entry: str) -> str | None:
+    """The `module = "..."` of the adapter class *entry* names, read from its source without
+    importing it; None when it cannot be read that way (not a plain class in a source file,
+    no literal, a class that decides its availability itself)."""
+    package, _, attribute = entry.partition(":")
+    if "." in package or "." in attribute or "[" in attribute:
+        return None
+    try:
+        spec = importlib.util.find_spec(package.strip())
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+            return None
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    except (ImportError, ValueError, OSError, SyntaxError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == attribute.strip():
+            defined = {item.name for item in node.body if isinstance(item, ast.FunctionDef)}
+            if "is_available" in defined:
+                return None
+            for item in node.body:
+                if (isinstance(item, ast.Assign) and len(item.targets) == 1
+                        and isinstance(item.targets[0], ast.Name)
+                        and item.targets[0].id == "module"
+                        and isinstance(item.value, ast.Constant)
+                        and isinstance(item.value.value, str)):
+                    return item.value.value
+    return None
 
 
 class Deferred:

@@ -24,7 +24,7 @@ from symtrace.errors import (
     UnrecordedLLMRequest,
 )
 from symtrace.frameworks.refusals import refusal_error
-from symtrace.frameworks.registry import resolve as resolve_adapters
+from symtrace.frameworks.registry import to_arm
 from symtrace.model.redaction import Redactor
 from symtrace.options import RecordOptions, given, in_child_process
 from symtrace.process.consent import ENV_PREFIXES, approve_recorded
@@ -85,7 +85,7 @@ def record_command(
         raise ValueError("no command to record (give it after --)")
     secret_envs, env_keep = options.secret_envs, options.env_keep
     redactor = Redactor.from_environment(names=secret_envs)
-    armed = resolve_adapters(options.adapters)  # fail before starting anything
+    armed = to_arm(options.adapters)  # fail before starting anything
     seed = new_seed() if options.seed is None else options.seed
     hash_seed = os.environ.get("PYTHONHASHSEED") or str(new_seed() % 4294967295)
     env = captured_env(env_keep)

@@ -31,7 +31,7 @@ from symtrace.errors import (
     BundleWriteError,
     SymtraceError,
 )
-from symtrace.frameworks.registry import resolve as resolve_adapters
+from symtrace.frameworks.registry import to_arm
 from symtrace.model.divergence import DivergenceReport
 from symtrace.model.redaction import REDACTED, SECRET_ENV_NAME, Redactor
 from symtrace.model.runtime_info import version_warnings
@@ -171,7 +171,7 @@ def _prepare(bundle_path: Path, options: ReplayOptions) -> _Prepared:
     require_consent(plan, trust=options.trust)
     names = options.adapters if options.adapters is not None else bundle.config.get(
         "adapters", [])
-    armed = resolve_adapters(list(names))
+    armed = to_arm(list(names))
     secret_names = list(recorded_cmd.get("secret_env") or [])
     redactor = Redactor.from_environment(names=secret_names)
     argv = redactor.restore(argv)  # [REDACTED:NAME] in the recorded argv: this process's NAME

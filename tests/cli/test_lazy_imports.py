@@ -131,3 +131,17 @@ def test_a_trivial_program_s_instrumented_process_imports_only_its_mode(tmp_path
     assert done.returncode == 0, done.stderr
     # a replay reads the installed versions (importlib.metadata) to warn of changed ones
     assert json.loads(seen.read_text()) == [["importlib.metadata"], True]
+
+
+def test_the_parent_arms_every_installed_adapter_without_importing_one() -> None:
+    code = (
+        "import sys\n"
+        "from symtrace.frameworks.registry import to_arm\n"
+        "armed = to_arm(None)\n"
+        "assert armed, 'no adapter found'\n"
+        "loaded = [m for m in sys.modules if m.startswith('symtrace_')]\n"
+        "assert not loaded, loaded\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr

@@ -179,3 +179,30 @@ def test_a_declaration_that_fails_to_load_is_a_typed_error():
 
     with pytest.raises(AdapterError, match="failed to load"):
         Declaration("gone", "symtrace_no_such_package:Adapter", "x").load()
+
+
+def test_declarations_read_statically_name_the_module_loading_would():
+    """The parent declares every registered adapter without importing it (the class's literal
+    `module`); the result is what importing the adapter says."""
+    from symtrace.frameworks.registry import declarations
+
+    declared = declarations()
+    assert {d.name for d in declared} >= {"ag2", "crewai", "autogen_agentchat"}
+    for declaration in declared:
+        assert declaration.module == load(declaration.name).module
+
+
+def test_a_declaration_that_cannot_be_read_statically_falls_back(tmp_path, monkeypatch):
+    from symtrace.frameworks.registry import _static_module
+
+    (tmp_path / "symtrace_dynamic_adapter.py").write_text(
+        "MODULE = 'x'\nclass A:\n    module = MODULE\n"
+        "class B:\n    module = 'fw'\n    @classmethod\n    def is_available(cls):\n"
+        "        return True\n"
+        "class C:\n    module = 'fw'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert _static_module("symtrace_dynamic_adapter:A") is None  # not a literal
+    assert _static_module("symtrace_dynamic_adapter:B") is None  # decides availability itself
+    assert _static_module("symtrace_dynamic_adapter:C") == "fw"
+    assert _static_module("symtrace_no_such_adapter:C") is None
+    assert "symtrace_dynamic_adapter" not in sys.modules
