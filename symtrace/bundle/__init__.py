@@ -6,8 +6,9 @@ importing any submodule runs this file, so it must not pull the reader and the g
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from symtrace.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from symtrace.bundle.format import FORMAT_VERSION, events_digest
@@ -33,14 +34,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'symtrace.bundle' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, [*__all__, "blobs"])

@@ -99,20 +99,37 @@ def load(name: str) -> Any:
 
 
 class Armed:
-    """An adapter waiting for its framework's import (or installed, once it happened)."""
+    """An adapter waiting for its framework's import (or installed, once it happened).
 
-    def __init__(self, adapter: Any) -> None:
-        self.adapter = adapter
-        self.name: str = adapter.name
+    Armed with the adapter itself, or with its Declaration (in the instrumented child): then
+    the adapter is loaded only when its framework is imported, and `adapter` is None before.
+    """
+
+    def __init__(self, adapter: Any = None, *, declaration: Declaration | None = None) -> None:
+        if (adapter is None) == (declaration is None):
+            raise TypeError("Armed: give an adapter or a declaration")
+        self._adapter = adapter
+        self._declaration = declaration
+        self.name: str = adapter.name if adapter is not None else declaration.name  # type: ignore[union-attr]
+        self.module: str = (adapter.module if adapter is not None
+                            else declaration.module)  # type: ignore[union-attr]
         self._lock = threading.Lock()
         self._active = False
 
+    @property
+    def adapter(self) -> Any:
+        return self._adapter
+
+    @property
+    def installed(self) -> bool:
+        return self._adapter is not None and bool(self._adapter.installed)
+
     def install(self) -> None:
         self._active = True
-        if self.adapter.module in sys.modules:
+        if self.module in sys.modules:
             self._install_now()
         else:
-            after_import(self.adapter.module, self.on_import)
+            after_import(self.module, self.on_import)
 
     def on_import(self, module: ModuleType | None = None) -> None:
         if self._active:
@@ -120,20 +137,19 @@ class Armed:
 
     def _install_now(self) -> None:
         with self._lock:
-            if self._active and not self.adapter.installed:
-                self.adapter.install()
+            if not self._active:
+                return
+            if self._adapter is None:
+                self._adapter = self._declaration.load()  # type: ignore[union-attr]
+            if not self._adapter.installed:
+                self._adapter.install()
 
     def uninstall(self) -> None:
         with self._lock:
             self._active = False
-            cancel_after_import(self.adapter.module, self.on_import)
-            if self.adapter.installed:
-                self.adapter.uninstall()
-
-
-    @property
-    def installed(self) -> bool:
-        return bool(self.adapter.installed)
+            cancel_after_import(self.module, self.on_import)
+            if self._adapter is not None and self._adapter.installed:
+                self._adapter.uninstall()
 
 
 @dataclass(frozen=True)
@@ -216,51 +232,7 @@ def _static_module(entry: str) -> str | None:
     return None
 
 
-class Deferred:
-    """An armed adapter not imported yet: loaded from its declaration and installed right
-    after its framework's top-level module is first imported, or at once if it already is."""
-
-    def __init__(self, declaration: Declaration) -> None:
-        self.declaration = declaration
-        self.name = declaration.name
-        self._lock = threading.Lock()
-        self._active = False
-        self._armed: Armed | None = None
-
-    @property
-    def adapter(self) -> Any:
-        """The adapter once its framework was imported (None before)."""
-        return None if self._armed is None else self._armed.adapter
-
-    @property
-    def installed(self) -> bool:
-        return self._armed is not None and self._armed.installed
-
-    def install(self) -> None:
-        self._active = True
-        if self.declaration.module in sys.modules:
-            self._arm()
-        else:
-            after_import(self.declaration.module, self.on_import)
-
-    def on_import(self, module: ModuleType | None = None) -> None:
-        if self._active:
-            self._arm()
-
-    def _arm(self) -> None:
-        with self._lock:
-            if self._armed is None:
-                self._armed = Armed(self.declaration.load())
-        self._armed.install()
-
-    def uninstall(self) -> None:
-        self._active = False
-        cancel_after_import(self.declaration.module, self.on_import)
-        if self._armed is not None:
-            self._armed.uninstall()
-
-
-def arm_declared(names: Sequence[str], declared: Sequence[Declaration]) -> list[Deferred]:
+def arm_declared(names: Sequence[str], declared: Sequence[Declaration]) -> list[Armed]:
     """In the instrumented child: arm *names* (checked by the parent) from the parent's
     declarations, without scanning entry points or importing an adapter. Frameworks symtrace
     cannot see are refused here too, as resolve() does."""
@@ -271,10 +243,10 @@ def arm_declared(names: Sequence[str], declared: Sequence[Declaration]) -> list[
     if missing:
         raise AdapterNotFound(f"no symtrace adapter named {missing[0]!r} was declared to this "
                               "process")
-    return [Deferred(by_name[name]) for name in sorted(set(names))]
+    return [Armed(declaration=by_name[name]) for name in sorted(set(names))]
 
 
-def imported_unarmed_declared(armed: Sequence[Deferred | Armed],
+def imported_unarmed_declared(armed: Sequence[Armed],
                               declared: Sequence[Declaration]) -> list[tuple[str, str]]:
     """imported_unarmed() from the parent's declarations: no entry-point scan, no import."""
     names = {a.name for a in armed}

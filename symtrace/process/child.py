@@ -28,7 +28,7 @@ from symtrace.boundaries.egress import EgressGuard, EgressRecorder, HostPort, gu
 from symtrace.errors import BundleWriteError, RedactionError, ReplayDivergence
 from symtrace.frameworks import refusals as unsupported_frameworks
 from symtrace.frameworks import registry as adapter_registry
-from symtrace.frameworks.registry import Armed, Declaration, Deferred
+from symtrace.frameworks.registry import Armed, Declaration
 from symtrace.model.canonical import to_json_value
 from symtrace.model.redaction import Redactor
 from symtrace.model.runtime_info import version_warnings
@@ -132,7 +132,7 @@ def start() -> None:
     write_hand_back(Path(launch.hand_back), Started())
 
 
-def _arm(launch: Launch) -> Sequence[Armed | Deferred]:
+def _arm(launch: Launch) -> Sequence[Armed]:
     """The adapters to arm: from the parent's declarations (nothing scanned or imported until
     the program imports a framework), or resolved here when the launch declares none."""
     if not launch.declared:
@@ -143,7 +143,7 @@ def _arm(launch: Launch) -> Sequence[Armed | Deferred]:
     return adapter_registry.arm_declared(names, declared)
 
 
-def _imported_unarmed(armed: Sequence[Armed | Deferred], launch: Launch
+def _imported_unarmed(armed: Sequence[Armed], launch: Launch
                       ) -> list[tuple[str, str]]:
     if not launch.declared:
         return adapter_registry.imported_unarmed([a for a in armed if isinstance(a, Armed)])

@@ -22,7 +22,6 @@ from symtrace.frameworks.contract import Hook, PatchingAdapter
 from symtrace.frameworks.registry import (
     Armed,
     Declaration,
-    Deferred,
     arm_declared,
     imported_unarmed_declared,
     load,
@@ -153,7 +152,7 @@ def test_a_declared_adapter_is_imported_only_with_its_framework(fake_framework, 
                 Declaration("other", "symtrace_never_imported:Adapter", "json")]
     try:
         (armed,) = arm_declared(["fake"], declared)
-        assert isinstance(armed, Deferred)
+        assert armed.name == "fake" and armed.module == FAKE
         armed.install()
         assert adapter_package not in sys.modules and armed.adapter is None
         assert not armed.installed

@@ -27,6 +27,7 @@ LAYER_OF = {
     "symtrace._version": "foundation",
     "symtrace.errors": "foundation",
     "symtrace.patching": "foundation",
+    "symtrace.lazy_exports": "foundation",
     "symtrace.model": "model",
     "symtrace.bundle": "bundle",
     "symtrace.stub": "devservers",
