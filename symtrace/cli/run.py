@@ -12,7 +12,6 @@ from typing import Any
 import orjson
 
 from symtrace.cli import term
-from symtrace.cli.replay_output import anchor_attempts_text, print_divergence
 from symtrace.errors import SymtraceError, UsageError
 from symtrace.model.intervention import DEFAULT_PLACEMENT, PLACEMENTS
 
@@ -101,6 +100,8 @@ def _egress_note(egress: dict[str, Any]) -> str:
 
 # -- replay ------------------------------------------------------------------------------------
 def cmd_replay(args: argparse.Namespace) -> int:
+    # here, not at the top: `record` never prints a divergence (fast start)
+    from symtrace.cli.replay_output import anchor_attempts_text, print_divergence
     from symtrace.options import ReplayOptions
     from symtrace.process.runner import replay_bundle
 
