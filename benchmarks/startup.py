@@ -118,21 +118,49 @@ def trivial(rounds: int, work: Path, baseline: Path | None) -> None:
 _IMPORTTIME = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
 
 
+def _rows(stderr: str) -> list[list[tuple[int, int, str, int]]]:
+    """-X importtime lines, one list per interpreter (each starts with the header line)."""
+    processes: list[list[tuple[int, int, str, int]]] = []
+    for line in stderr.splitlines():
+        if line.startswith("import time: self"):
+            processes.append([])
+            continue
+        match = _IMPORTTIME.match(line)
+        if match and processes:
+            processes[-1].append((int(match[2]), len(match[3]) // 2, match[4], int(match[1])))
+    return processes
+
+
+def _print_heaviest(rows: list[tuple[int, int, str, int]], top: int) -> None:
+    shown = sorted((r for r in rows if r[1] <= 2), reverse=True)[:top]
+    for cumulative, depth, name, own in shown:
+        print(f"  {cumulative / 1000:>7.1f} ms  (own {own / 1000:5.1f})  {'  ' * depth}{name}")
+
+
+def run_imports(label: str, command: Sequence[str], work: Path, top: int) -> None:
+    """The imports of every process a symtrace run starts (PYTHONPROFILEIMPORTTIME), one
+    block per interpreter in start order: the CLI, the instrumented program, any writer."""
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    done = subprocess.run(list(command), capture_output=True, text=True, cwd=work, env=env)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr[-2000:]}")
+    names = ("CLI (parent)", "instrumented program (child)", "third process")
+    for index, rows in enumerate(_rows(done.stderr)):
+        total = sum(cumulative for cumulative, depth, _, _ in rows if depth == 0)
+        who = names[min(index, len(names) - 1)]
+        print(f"{label}, {who}: {len(rows)} modules, {total / 1000:.1f} ms of imports")
+        _print_heaviest(rows, top)
+
+
 def heaviest_imports(statement: str, top: int) -> None:
     """`python -X importtime -c STATEMENT`: the total, and the heaviest modules by cumulative
     time among those imported directly by symtrace's modules or by the statement itself."""
     done = subprocess.run([sys.executable, "-X", "importtime", "-c", statement],
                           capture_output=True, text=True, cwd=REPO, check=True)
-    rows = []
-    for line in done.stderr.splitlines():
-        match = _IMPORTTIME.match(line)
-        if match:
-            rows.append((int(match[2]), len(match[3]) // 2, match[4], int(match[1])))
+    rows = [row for process in _rows(done.stderr) for row in process]
     total = sum(cumulative for cumulative, depth, _, _ in rows if depth == 0)
     print(f"python -X importtime -c {statement!r}: {total / 1000:.1f} ms in all")
-    shown = sorted((r for r in rows if r[1] <= 2), reverse=True)[:top]
-    for cumulative, depth, name, own in shown:
-        print(f"  {cumulative / 1000:>7.1f} ms  (own {own / 1000:5.1f})  {'  ' * depth}{name}")
+    _print_heaviest(rows, top)
 
 
 # -- framework examples -------------------------------------------------------------------------
@@ -183,8 +211,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         trivial(args.rounds, work, args.baseline)
         print()
         heaviest_imports("import symtrace", args.top)
+        program = work / "hello.py"
+        bundle = work / "imports-bundle"
         print()
-        heaviest_imports("import symtrace.process.child", args.top)
+        run_imports("symtrace record", [*SYMTRACE, "record", "-o", str(bundle), "--force",
+                                        "--quiet", "--", sys.executable, str(program)],
+                    work, args.top)
+        print()
+        run_imports("symtrace replay", [*SYMTRACE, "replay", str(bundle), "--quiet"], work,
+                    args.top)
         if not args.no_frameworks:
             print()
             frameworks(args.framework_rounds, work)

@@ -5,12 +5,12 @@ Importing symtrace imports no agent framework; adapters arm themselves lazily.
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
 
 from symtrace._version import __version__
+from symtrace.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from symtrace.api import (
@@ -97,19 +97,6 @@ _EXPORTS: dict[str, str] = {  # public name -> the module that defines it
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'symtrace' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
-
 class _Facade(types.ModuleType):
     """`symtrace.record` and `symtrace.replay` are API functions that share their names with
     the packages symtrace/record/ and symtrace/replay/. The import system binds a subpackage on
@@ -169,3 +156,5 @@ __all__ = [
     "resolve_anchor",
     "tool",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

@@ -23,6 +23,7 @@ import shutil
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +31,10 @@ from symtrace.boundaries import http as http_boundary
 from symtrace.boundaries.egress import (
     EgressGuard,
     EgressRecorder,
-    HostPort,
     guard_for,
     network_manifest,
 )
+from symtrace.bundle.completion import complete_bundle
 from symtrace.bundle.format import KIND_RECORDING
 from symtrace.bundle.manifest import child_manifest, new_manifest, new_seed
 from symtrace.bundle.reader import load_bundle
@@ -47,15 +48,14 @@ from symtrace.errors import (
 )
 from symtrace.frameworks import refusals as framework_refusals
 from symtrace.frameworks import registry as adapter_registry
-from symtrace.model.canonical import JSONValue, to_json_value
+from symtrace.model.canonical import to_json_value
 from symtrace.model.events import EventType
-from symtrace.model.intervention import DEFAULT_PLACEMENT, validate_placement
 from symtrace.model.redaction import Redactor
 from symtrace.model.runtime_info import version_warnings
-from symtrace.record.outcome import complete_bundle
+from symtrace.options import RecordOptions, ReplayOptions, given, in_process
 from symtrace.record.recorder import Recorder
 from symtrace.record.sinks import Recording, new_recording
-from symtrace.replay.anchors import ResolvedAnchor, resolve_anchor
+from symtrace.replay.anchor_resolution import ResolvedAnchor, resolve_anchor
 from symtrace.replay.replayer import Replayer
 from symtrace.session.core import Session, activate, deactivate, final_result
 
@@ -79,22 +79,21 @@ class Handle:
 @contextmanager
 def record(
     path: str | os.PathLike[str],
-    *,
-    task: JSONValue = None,
-    state: JSONValue = None,
-    config: JSONValue = None,
-    seed: int | None = None,
-    secrets: Sequence[str] = (),
-    adapters: Sequence[str] | None = None,
-    overwrite: bool = False,
-    writer: str | None = None,
-    graph: str | None = None,
+    options: RecordOptions | None = None,
+    **keywords: Any,
 ) -> Iterator[Handle]:
     """Record every boundary call made inside the block into a bundle at *path*.
 
+    *options* (RecordOptions), or its fields as keyword arguments: `task`, `state`, `config`
+    (T, s0, c), `seed`, `secrets` (bare values to redact), `secret_envs` (variables whose
+    values are redacted), `adapters` (None: every installed framework), `overwrite` (or
+    `force`), `writer`, `graph`.
+
     Python's `random` is seeded from a recorded seed (s0) so programs that draw from it make
     the same draws on replay. A block that raises still produces a complete bundle whose
-    outcome is "error": failing runs are the ones worth keeping.
+    outcome is "error": failing runs are the ones worth keeping. A refusal (a secret about to
+    be written, an LLM request sent around every seam, a framework symtrace cannot record)
+    keeps nothing and is raised, even when the program caught it.
 
     *writer*: `"process"` (default, or $SYMTRACE_WRITER) derives the graph and writes the
     bundle in a writer process, `"inline"` in this one; the bundle is the same
@@ -102,122 +101,140 @@ def record(
 
     *graph*: `"at-record"` (default, or $SYMTRACE_GRAPH) derives the event-dependency graph
     while recording and writes each event's parents; `"at-read"` leaves the derivation to
-    whoever reads the bundle (format 3: recording a conversation costs about half as much in
-    the writer; the first read of the parents derives them all, docs/bundle-format.md).
+    whoever reads the bundle (format 3, docs/bundle-format.md).
     """
-    seed = new_seed() if seed is None else seed
-    redactor = Redactor.from_environment(secrets)
-    names = adapter_registry.resolve(adapters)
-    manifest = new_manifest(
-        kind=KIND_RECORDING,
-        task=task,
-        state=state,
-        config=config,
-        seed=seed,
-        hash_seed=os.environ.get("PYTHONHASHSEED"),
-        adapters=[a.name for a in names],
-    )
-    sink = new_recording(path, manifest, redactor=redactor, overwrite=overwrite, writer=writer,
-                         graph=graph)
-    session = Recorder(None, redactor, sink=sink)
-    egress = EgressRecorder()
-    refusals_before = len(framework_refusals.refusals())
+    options = given(RecordOptions, options, keywords)
+    in_process(options)
+    run = _start_recording(path, options)
     try:
-        with _installed(session, names, egress):
-            random.seed(seed)
-            handle = Handle(Path(path), session)
+        with _installed(run.session, run.armed, run.egress):
+            random.seed(run.seed)
             try:
-                yield handle
+                yield Handle(Path(path), run.session)
             except BaseException as exc:
-                if session.refusal is not None:  # a refused recording keeps nothing
-                    raise RedactionError(session.refusal) from exc
-                if egress.refused:  # a bundle that misses an LLM call must not exist
-                    _discard(sink, path)
-                    raise UnrecordedLLMRequest(egress.refused[0]) from exc
-                _refuse_if_refused(refusals_before, sink, path, exc)
-                _note_adapters_used(sink.manifest, names, adapters)
-                session.abandon_open()  # calls still in flight are part of the run: before the seal
-                _complete(sink, session, egress, status="error",
-                          error=f"{type(exc).__name__}: {exc}")
+                _end_recording(run, raised=exc)
                 raise
-            _note_adapters_used(sink.manifest, names, adapters)
+            _note_adapters_used(run.sink.manifest, run.armed, options.adapters)
         # the session ended (calls still in flight were recorded): a failure the writer
         # process hit on the last events is raised here, before anything is sealed
-        session.guarded(sink.check)
-        if session.refusal is not None:  # the block caught the refusal: still keep nothing
-            raise RedactionError(session.refusal)
-        if egress.refused:  # raised inside the block and swallowed by the program
-            _discard(sink, path)
-            raise UnrecordedLLMRequest(egress.refused[0])
-        _refuse_if_refused(refusals_before, sink, path, None)
-        _complete(sink, session, egress, status="ok", error=None)
+        run.session.guarded(run.sink.check)
+        _end_recording(run, raised=None)
     except RedactionError:
-        if session.refusal is not None:  # wherever it surfaced (a boundary call, the writer's
-            _discard(sink, path)  # last check before a write, the seal): nothing is kept
+        if run.session.refusal is not None:  # wherever it surfaced (a boundary call, the
+            run.discard()  # writer's last check before a write, the seal): nothing is kept
         raise
 
 
-def _complete(sink: Recording, session: Session, egress: EgressRecorder, *, status: str,
-              error: str | None) -> None:
-    sink.manifest["config"]["network"] = network_manifest(session.events, egress.to_json())
-    session.guarded(sink.complete, exit_code=None, value=session.final_value, status=status,
-                    error=error)
+@dataclass
+class _InProcessRecording:
+    path: str | os.PathLike[str]
+    options: RecordOptions
+    seed: int
+    sink: Recording
+    session: Recorder
+    egress: EgressRecorder
+    armed: list[Any]
+    refusals_before: int  # framework refusals raised in this process before the block
+    discarded: bool = False
+
+    def discard(self) -> None:
+        if not self.discarded:
+            self.discarded = True
+            with contextlib.suppress(BundleWriteError):  # a dead writer holds nothing to drop
+                self.sink.abort()
+            shutil.rmtree(self.path, ignore_errors=True)
 
 
-def _refuse_if_refused(before: int, sink: Recording, path: str | os.PathLike[str],
-                       raised: BaseException | None) -> None:
-    """A refusal (unsupported framework or construct) raised in the block, even one the
-    program or its framework caught or wrapped: nothing is kept, and the refusal is raised."""
-    later = framework_refusals.refusals()[before:]
+def _start_recording(path: str | os.PathLike[str], options: RecordOptions
+                     ) -> _InProcessRecording:
+    seed = new_seed() if options.seed is None else options.seed
+    redactor = Redactor.from_environment(options.secrets, names=options.secret_envs)
+    armed = adapter_registry.resolve(options.adapters)
+    manifest = new_manifest(
+        kind=KIND_RECORDING,
+        task=options.task,
+        state=options.state,
+        config=options.config,
+        seed=seed,
+        hash_seed=os.environ.get("PYTHONHASHSEED"),
+        adapters=[a.name for a in armed],
+    )
+    sink = new_recording(path, manifest, redactor=redactor, overwrite=options.force,
+                         writer=options.writer, graph=options.graph)
+    return _InProcessRecording(path, options, seed, sink, Recorder(None, redactor, sink=sink),
+                               EgressRecorder(), armed, len(framework_refusals.refusals()))
+
+
+def _end_recording(run: _InProcessRecording, raised: BaseException | None) -> None:
+    """Seal the bundle (outcome "error" when the block raised *raised*), or keep nothing and
+    raise the refusal that forbids keeping it."""
+    refusal = _refusal(run, raised)
+    if refusal is not None:
+        run.discard()
+        if refusal is raised:
+            raise refusal
+        raise refusal from raised
+    if raised is not None:
+        _note_adapters_used(run.sink.manifest, run.armed, run.options.adapters)
+        run.session.abandon_open()  # calls still in flight are part of the run: before the seal
+    run.sink.manifest["config"]["network"] = network_manifest(run.session.events,
+                                                              run.egress.to_json())
+    run.session.guarded(run.sink.complete, exit_code=None, value=run.session.final_value,
+                        status="ok" if raised is None else "error",
+                        error=None if raised is None else f"{type(raised).__name__}: {raised}")
+
+
+def _refusal(run: _InProcessRecording, raised: BaseException | None) -> BaseException | None:
+    """What forbids keeping the bundle, even when the program caught or wrapped it: a secret
+    about to reach it, an LLM request sent around every seam (a bundle missing a call must
+    not exist), a framework or construct symtrace cannot record."""
+    if run.session.refusal is not None:
+        return RedactionError(run.session.refusal)
+    if run.egress.refused:
+        return UnrecordedLLMRequest(run.egress.refused[0])
+    later = framework_refusals.refusals()[run.refusals_before:]
     if not later:
-        return
-    _discard(sink, path)
+        return None
     if isinstance(raised, AdapterError) and str(raised) == later[0]:
-        raise raised
-    raise framework_refusals.refusal_error(later[0]) from raised
-
-
-def _discard(sink: Recording, path: str | os.PathLike[str]) -> None:
-    with contextlib.suppress(BundleWriteError):  # a writer that died holds nothing to drop
-        sink.abort()
-    shutil.rmtree(path, ignore_errors=True)
+        return raised
+    return framework_refusals.refusal_error(later[0])
 
 
 @contextmanager
 def replay(
     path: str | os.PathLike[str],
-    *,
-    anchor: str | None = None,
-    guidance: str | None = None,
-    placement: str = DEFAULT_PLACEMENT,
-    out: str | os.PathLike[str] | None = None,
-    secrets: Sequence[str] = (),
-    adapters: Sequence[str] | None = None,
-    overwrite: bool = False,
-    allow_hosts: Sequence[str] = (),
-    hold_tools: bool = False,
+    options: ReplayOptions | None = None,
+    **keywords: Any,
 ) -> Iterator[Handle]:
-    """Replay the bundle at *path* inside the block: strict, or selective with *anchor*.
+    """Replay the bundle at *path* inside the block: strict, or selective with an anchor.
+
+    *options* (ReplayOptions), or its fields as keyword arguments: `anchor`, `guidance`,
+    `placement`, `out`, `secrets`, `adapters`, `overwrite` (or `force`), `allow_hosts`,
+    `hold_tools`.
 
     While the replay has not gone live, no network connection leaves the process (the
-    egress guard, SYM-R106) except to *allow_hosts* (`HOST[:PORT]`, e.g. a local database).
+    egress guard, SYM-R106) except to `allow_hosts` (`HOST[:PORT]`, e.g. a local database).
 
     Strict: every boundary call must match the next expected record; the first divergence is
     raised (again at exit even if the program swallowed it), and so is a run that ends with
-    records unconsumed. Selective: records are served up to *anchor*, the anchor's request gets
-    *guidance*, and it and everything causally after it run live; with *out* the whole new
-    trajectory is written as a child bundle. *hold_tools*: in the live suffix, a tool call
+    records unconsumed. Selective: records are served up to the anchor, the anchor's request
+    gets the guidance, and it and everything causally after it run live; with `out` the whole
+    new trajectory is written as a child bundle. `hold_tools`: in the live suffix, a tool call
     identical to a recorded one gets the recorded outcome instead of running (a controlled
     rollout, replay/held_tools.py).
     """
+    options = given(ReplayOptions, options, keywords)
+    in_process(options)
+    anchor, guidance, placement, out = (options.anchor, options.guidance, options.placement,
+                                        options.out)
     bundle = load_bundle(path)
-    validate_placement(placement)
     resolved = resolve_anchor(bundle, anchor) if anchor else None
     if resolved and resolved.note:
         warnings.warn(resolved.note, SymtraceWarning, stacklevel=3)
-    redactor = Redactor.from_environment(secrets)
+    redactor = Redactor.from_environment(options.secrets)
     recorded_adapters = bundle.config.get("adapters", [])
-    names = adapter_registry.resolve(adapters if adapters is not None else recorded_adapters)
+    names = adapter_registry.resolve(options.adapters if options.adapters is not None
+                                     else recorded_adapters)
     notes = version_warnings(bundle.config.get("versions", {}))
     for note in notes:
         warnings.warn(note, SymtraceWarning, stacklevel=3)
@@ -229,7 +246,7 @@ def replay(
             )
         manifest = child_manifest(bundle, [a.name for a in names])
         writer = BundleWriter(
-            out, manifest, redactor=redactor, overwrite=overwrite, staging=True
+            out, manifest, redactor=redactor, overwrite=options.force, staging=True
         ).open()
     session = Replayer(
         bundle,
@@ -239,12 +256,12 @@ def replay(
         placement=placement,
         writer=writer,
         warnings=notes,
-        hold_tools=hold_tools,
+        hold_tools=options.hold_tools,
     )
-    guard = guard_for(session, [HostPort.parse(h) for h in allow_hosts])
+    guard = guard_for(session, options.allow_hosts)
     with _installed(session, names, guard):
         random.seed(bundle.initial_state.get("random_seed"))
-        handle = Handle(Path(out) if out else None, session)
+        handle = Handle(out, session)
         try:
             yield handle
         except ReplayDivergence:

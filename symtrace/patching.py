@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
+import random
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -141,10 +142,11 @@ class _ImportWatcher(importlib.abc.MetaPathFinder):
 
     def __init__(self) -> None:
         self.watchers: dict[str, list[ImportCallback]] = {}
+        self.random_neutral: set[str] = set()
         self.lock = threading.RLock()
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname not in self.watchers:
+        if fullname not in self.watchers and fullname not in self.random_neutral:
             return None
         spec = find_elsewhere(self, fullname, path, target)
         if spec is not None and spec.loader is not None:
@@ -189,7 +191,14 @@ class _NotifyingLoader(importlib.abc.Loader):
         return self._inner.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
-        self._inner.exec_module(module)
+        if self._fullname in _watcher.random_neutral:
+            state = random.getstate()
+            try:
+                self._inner.exec_module(module)
+            finally:
+                random.setstate(state)
+        else:
+            self._inner.exec_module(module)
         for callback in list(_watcher.watchers.get(self._fullname, [])):
             callback(module)
 
@@ -215,5 +224,20 @@ def cancel_after_import(module: str, callback: ImportCallback) -> None:
             callbacks.remove(callback)
         if not callbacks:
             _watcher.watchers.pop(module, None)
-        if not _watcher.watchers:
+        if not _watcher.watchers and not _watcher.random_neutral:
             remove_finder(_watcher)
+
+
+def random_neutral_import(module: str, neutral: bool = True) -> None:
+    """While set, the first import of top-level *module* leaves `random`'s global state as it
+    found it: whatever that import draws (rich.style draws 24 bits when httpx imports it) does
+    not shift the stream the program sees. For a module that used to be imported before a
+    session seeded `random` and now is imported only when the program asks for it."""
+    with _watcher.lock:
+        if neutral:
+            _watcher.random_neutral.add(module)
+            install_finder(_watcher)
+        else:
+            _watcher.random_neutral.discard(module)
+            if not _watcher.watchers and not _watcher.random_neutral:
+                remove_finder(_watcher)

@@ -45,7 +45,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from symtrace.boundaries.http import sending_library
 from symtrace.errors import UnrecordedLLMRequest
 from symtrace.model.llm_wire import wire_format
 from symtrace.patching import Patch, PatchSet
@@ -410,6 +409,15 @@ class EgressRecorder:
         )
         self.refused.append(reason)
         raise UnrecordedLLMRequest(reason)
+
+
+def sending_library() -> str | None:
+    """The HTTP seam sending in this thread, if any. Imported here, not at the top: the parent
+    process reads HostPort and network_manifest and never needs the exchange core (fast start);
+    the recorder in the child runs with the seams installed, so the import is a lookup."""
+    from symtrace.boundaries.http.exchange import sending_library as sending
+
+    return sending()
 
 
 def _egress_order(key: tuple[Any, ...]) -> tuple[str, ...]:

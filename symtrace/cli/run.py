@@ -12,7 +12,6 @@ from typing import Any
 import orjson
 
 from symtrace.cli import term
-from symtrace.cli.replay_output import anchor_attempts_text, print_divergence
 from symtrace.errors import SymtraceError, UsageError
 from symtrace.model.intervention import DEFAULT_PLACEMENT, PLACEMENTS
 
@@ -45,11 +44,10 @@ def _task(args: argparse.Namespace) -> Any:
 
 # -- record ------------------------------------------------------------------------------------
 def cmd_record(args: argparse.Namespace) -> int:
-    from symtrace.process.runner import record_command
+    from symtrace.options import RecordOptions
+    from symtrace.process.record_run import record_command
 
-    outcome = record_command(
-        args.out,
-        _command(args.command),
+    options = RecordOptions.build(
         task=_task(args),
         state=_json_file(args.state_file),
         config=_json_file(args.config_file),
@@ -61,6 +59,7 @@ def cmd_record(args: argparse.Namespace) -> int:
         quiet=args.quiet,
         graph=args.graph,
     )
+    outcome = record_command(args.out, _command(args.command), options)
     if outcome.complete:
         term.err(
             f"symtrace: recorded {outcome.events} events into {outcome.bundle} "
@@ -101,11 +100,13 @@ def _egress_note(egress: dict[str, Any]) -> str:
 
 # -- replay ------------------------------------------------------------------------------------
 def cmd_replay(args: argparse.Namespace) -> int:
+    # here, not at the top: `record` never prints a divergence (fast start)
+    from symtrace.cli.replay_output import anchor_attempts_text, print_divergence
+    from symtrace.options import ReplayOptions
     from symtrace.process.runner import replay_bundle
 
     guidance = _guidance(args)
-    outcome = replay_bundle(
-        args.bundle,
+    options = ReplayOptions.build(
         anchor=args.anchor,
         guidance=guidance,
         placement=args.placement,
@@ -122,6 +123,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         trust=args.trust,
         endpoint=args.endpoint,
     )
+    outcome = replay_bundle(args.bundle, options)
     if outcome.anchor_note:
         term.err(f"symtrace: {outcome.anchor_note}")
     if outcome.diverged:

@@ -17,9 +17,11 @@ from __future__ import annotations
 import importlib.abc
 import sys
 import threading
-from importlib import metadata
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from importlib import metadata
 
 from symtrace.errors import AdapterError, UnsupportedConstruct
 from symtrace.patching import find_elsewhere, install_finder
@@ -56,6 +58,8 @@ def refusal(module: str, location: Any = None) -> str | None:
     if entry is None:
         return None
     dist_name, first_bad, why, instead = entry
+    from importlib import metadata  # here: only a watched module's import asks (fast start)
+
     try:
         dist = metadata.distribution(dist_name)
     except metadata.PackageNotFoundError:

@@ -12,11 +12,15 @@ imported (a post-import hook on sys.meta_path), or at once if it already is.
 
 from __future__ import annotations
 
+import ast
+import importlib
+import importlib.util
 import os
 import sys
 import threading
 from collections.abc import Sequence
-from importlib import metadata
+from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -49,6 +53,8 @@ def registered() -> dict[str, Any]:
 
 
 def _scan() -> dict[str, Any]:
+    from importlib import metadata  # not at import: the instrumented child never scans
+
     out: dict[str, Any] = {}
     for ep in metadata.entry_points(group=GROUP):
         if ep.name in out and out[ep.name].value != ep.value:
@@ -93,20 +99,37 @@ def load(name: str) -> Any:
 
 
 class Armed:
-    """An adapter waiting for its framework's import (or installed, once it happened)."""
+    """An adapter waiting for its framework's import (or installed, once it happened).
 
-    def __init__(self, adapter: Any) -> None:
-        self.adapter = adapter
-        self.name: str = adapter.name
+    Armed with the adapter itself, or with its Declaration (in the instrumented child): then
+    the adapter is loaded only when its framework is imported, and `adapter` is None before.
+    """
+
+    def __init__(self, adapter: Any = None, *, declaration: Declaration | None = None) -> None:
+        if (adapter is None) == (declaration is None):
+            raise TypeError("Armed: give an adapter or a declaration")
+        self._adapter = adapter
+        self._declaration = declaration
+        self.name: str = adapter.name if adapter is not None else declaration.name  # type: ignore[union-attr]
+        self.module: str = (adapter.module if adapter is not None
+                            else declaration.module)  # type: ignore[union-attr]
         self._lock = threading.Lock()
         self._active = False
 
+    @property
+    def adapter(self) -> Any:
+        return self._adapter
+
+    @property
+    def installed(self) -> bool:
+        return self._adapter is not None and bool(self._adapter.installed)
+
     def install(self) -> None:
         self._active = True
-        if self.adapter.module in sys.modules:
+        if self.module in sys.modules:
             self._install_now()
         else:
-            after_import(self.adapter.module, self.on_import)
+            after_import(self.module, self.on_import)
 
     def on_import(self, module: ModuleType | None = None) -> None:
         if self._active:
@@ -114,15 +137,121 @@ class Armed:
 
     def _install_now(self) -> None:
         with self._lock:
-            if self._active and not self.adapter.installed:
-                self.adapter.install()
+            if not self._active:
+                return
+            if self._adapter is None:
+                self._adapter = self._declaration.load()  # type: ignore[union-attr]
+            if not self._adapter.installed:
+                self._adapter.install()
 
     def uninstall(self) -> None:
         with self._lock:
             self._active = False
-            cancel_after_import(self.adapter.module, self.on_import)
-            if self.adapter.installed:
-                self.adapter.uninstall()
+            cancel_after_import(self.module, self.on_import)
+            if self._adapter is not None and self._adapter.installed:
+                self._adapter.uninstall()
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A registered adapter as the parent process found it: its name, its entry point's value
+    and its framework's top-level module. Enough for the instrumented child to arm it without
+    importing it (each adapter package imports the adapter contract and its hook modules:
+    a tenth of a second a run, paid only by programs that import the framework)."""
+
+    name: str
+    entry: str  # "package:factory"
+    module: str  # the framework's top-level module
+
+    def load(self) -> Any:
+        """The adapter, made by its factory (importing the adapter package now)."""
+        package, _, attribute = self.entry.partition(":")
+        try:
+            factory: Any = importlib.import_module(package.strip())
+            for part in attribute.split("[")[0].strip().split("."):
+                factory = getattr(factory, part)
+        except Exception as exc:  # any failure to import an adapter is reported typed
+            raise AdapterError(f"symtrace adapter {self.name!r} ({self.entry}) failed to load: "
+                               f"{type(exc).__name__}: {exc}") from exc
+        return factory()
+
+
+def declarations() -> list[Declaration]:
+    """Every registered adapter, declared for a child process, most without importing it:
+    its framework module is read from the adapter class's source when it is a literal there
+    (as setuptools reads an `attr:` version statically before importing), else the adapter
+    is loaded. One that fails to load is left out (reported where it is armed)."""
+    out = []
+    for name, entry in registered().items():
+        module = _static_module(entry.value)
+        if module is None:
+            try:
+                module = load(name).module
+            except AdapterError:
+                continue
+        out.append(Declaration(name, entry.value, module))
+    return out
+
+
+def to_arm(names: Sequence[str] | None) -> list[Declaration]:
+    """What a parent process arms in its child: the named adapters (loaded and checked, as
+    resolve() does: a missing or unusable one fails before anything starts), or, for None,
+    every registered adapter whose framework is importable, found without importing any."""
+    if names is not None:
+        armed = {a.name for a in resolve(names)}
+        return [d for d in declarations() if d.name in armed]
+    return [d for d in declarations() if importlib.util.find_spec(d.module) is not None]
+
+
+def _static_module(entry: str) -> str | None:
+    """The `module = "..."` of the adapter class *entry* names, read from its source without
+    importing it; None when it cannot be read that way (not a plain class in a source file,
+    no literal, a class that decides its availability itself)."""
+    package, _, attribute = entry.partition(":")
+    if "." in package or "." in attribute or "[" in attribute:
+        return None
+    try:
+        spec = importlib.util.find_spec(package.strip())
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+            return None
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    except (ImportError, ValueError, OSError, SyntaxError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == attribute.strip():
+            defined = {item.name for item in node.body if isinstance(item, ast.FunctionDef)}
+            if "is_available" in defined:
+                return None
+            for item in node.body:
+                if (isinstance(item, ast.Assign) and len(item.targets) == 1
+                        and isinstance(item.targets[0], ast.Name)
+                        and item.targets[0].id == "module"
+                        and isinstance(item.value, ast.Constant)
+                        and isinstance(item.value.value, str)):
+                    return item.value.value
+    return None
+
+
+def arm_declared(names: Sequence[str], declared: Sequence[Declaration]) -> list[Armed]:
+    """In the instrumented child: arm *names* (checked by the parent) from the parent's
+    declarations, without scanning entry points or importing an adapter. Frameworks symtrace
+    cannot see are refused here too, as resolve() does."""
+    unsupported_frameworks.check_imported()
+    unsupported_frameworks.arm()
+    by_name = {d.name: d for d in declared}
+    missing = sorted(set(names) - set(by_name))
+    if missing:
+        raise AdapterNotFound(f"no symtrace adapter named {missing[0]!r} was declared to this "
+                              "process")
+    return [Armed(declaration=by_name[name]) for name in sorted(set(names))]
+
+
+def imported_unarmed_declared(armed: Sequence[Armed],
+                              declared: Sequence[Declaration]) -> list[tuple[str, str]]:
+    """imported_unarmed() from the parent's declarations: no entry-point scan, no import."""
+    names = {a.name for a in armed}
+    return [(d.name, d.module) for d in declared
+            if d.name not in names and d.module in sys.modules]
 
 
 def resolve(names: Sequence[str] | None) -> list[Armed]:

@@ -38,6 +38,7 @@ RETRY_OF = "retry_of"  # meta key: the anchor's first live attempt this one retr
 ATTEMPT = "attempt"  # meta key: which attempt of the anchor (the first is 1, unmarked)
 RESULT_TYPES = (EventType.AGENT_ACTION, EventType.TOOL_RESULT)  # events that hand a result back
 # lanes of unattributed workers (session/context.py): matched by content, not by order
+MAIN_LANE = "main"  # the main thread outside asyncio: strict (session/context.py)
 POOLED_PREFIXES = ("thread:", "task:")
 
 

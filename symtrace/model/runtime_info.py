@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import platform
 import sys
-from importlib import metadata
 
 TRACKED_PACKAGES = (
     "symtrace",
@@ -33,6 +32,10 @@ def versions() -> dict[str, str]:
 def _versions() -> dict[str, str]:
     # Read once per process: each lookup scans the installed distributions' metadata (ms
     # per session), and the versions of packages a process already imported do not change.
+    # importlib.metadata is imported here, not at the top: the instrumented child imports this
+    # module (version warnings) and asks only when it replays.
+    from importlib import metadata
+
     out = {"python": platform.python_version()}
     for name in TRACKED_PACKAGES:
         try:

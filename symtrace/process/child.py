@@ -19,7 +19,7 @@ import shutil
 import signal
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +28,7 @@ from symtrace.boundaries.egress import EgressGuard, EgressRecorder, HostPort, gu
 from symtrace.errors import BundleWriteError, RedactionError, ReplayDivergence
 from symtrace.frameworks import refusals as unsupported_frameworks
 from symtrace.frameworks import registry as adapter_registry
+from symtrace.frameworks.registry import Armed, Declaration
 from symtrace.model.canonical import to_json_value
 from symtrace.model.redaction import Redactor
 from symtrace.model.runtime_info import version_warnings
@@ -62,7 +63,7 @@ def start() -> None:
         raise RuntimeError("symtrace.process.child.start() outside `symtrace record/replay`")
     bundle_dir = launch.bundle
     redactor = Redactor.from_environment(names=list(launch.secret_envs))
-    armed = adapter_registry.resolve(None if launch.adapters is None else list(launch.adapters))
+    armed = _arm(launch)
     session: Session
     egress: EgressGuard | EgressRecorder
     # only the mode's own machinery is imported: a recording never loads the replayer
@@ -117,8 +118,8 @@ def start() -> None:
         # forwards) must not cut the hand-back short with a traceback of ours.
         with contextlib.suppress(ValueError):  # not the main thread: nothing to ignore
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-        session.adapters_used = sorted(a.name for a in armed if a.adapter.installed)
-        _warn_unarmed(adapter_registry.imported_unarmed(armed), launch.mode)
+        session.adapters_used = sorted(a.name for a in armed if a.installed)
+        _warn_unarmed(_imported_unarmed(armed, launch), launch.mode)
         for adapter in reversed(armed):
             adapter.uninstall()
         http_boundary.finish_open_streams()
@@ -129,6 +130,25 @@ def start() -> None:
 
     atexit.register(at_exit)
     write_hand_back(Path(launch.hand_back), Started())
+
+
+def _arm(launch: Launch) -> Sequence[Armed]:
+    """The adapters to arm: from the parent's declarations (nothing scanned or imported until
+    the program imports a framework), or resolved here when the launch declares none."""
+    if not launch.declared:
+        return adapter_registry.resolve(None if launch.adapters is None
+                                        else list(launch.adapters))
+    declared = [Declaration(*d) for d in launch.declared]
+    names = launch.adapters if launch.adapters is not None else [d.name for d in declared]
+    return adapter_registry.arm_declared(names, declared)
+
+
+def _imported_unarmed(armed: Sequence[Armed], launch: Launch
+                      ) -> list[tuple[str, str]]:
+    if not launch.declared:
+        return adapter_registry.imported_unarmed([a for a in armed if isinstance(a, Armed)])
+    declared = [Declaration(*d) for d in launch.declared]
+    return adapter_registry.imported_unarmed_declared(armed, declared)
 
 
 def _warn_unarmed(unarmed: list[tuple[str, str]], mode: str) -> None:

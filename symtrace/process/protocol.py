@@ -24,14 +24,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import orjson
 
 from symtrace.bundle.writer import atomic_write
 from symtrace.errors import HandBackError
 from symtrace.model.canonical import JSONValue
-from symtrace.model.divergence import DivergenceReport
+
+if TYPE_CHECKING:  # imported where a divergence is read: a recording's child never needs it
+    from symtrace.model.divergence import DivergenceReport
 
 PROTOCOL_VERSION = 1
 ENV_LAUNCH = "SYMTRACE_CHILD"  # the path of the launch file; set only for the child
@@ -64,12 +66,16 @@ class Launch:
     allow_hosts: tuple[str, ...] = ()  # replay: --allow-host HOST[:PORT], already parsed
     child_bundle: str | None = None  # selective replay: the staged child bundle
     hold_tools: bool = False  # selective replay: identical live tool calls get recorded outcomes
+    # every registered adapter as (name, entry point, framework module), found by the parent:
+    # the child arms `adapters` from these without scanning or importing (empty: it resolves)
+    declared: tuple[tuple[str, str, str], ...] = ()
 
     def to_bytes(self) -> bytes:
         body: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
         for name in ("adapters", "secret_envs", "allow_hosts"):
             if body[name] is not None:
                 body[name] = list(body[name])
+        body["declared"] = [list(d) for d in self.declared]
         return _dump({"protocol": PROTOCOL_VERSION, **body})
 
     @classmethod
@@ -94,6 +100,7 @@ class Launch:
             allow_hosts=_strings(reader.get("allow_hosts", list), "launch.allow_hosts"),
             child_bundle=reader.get("child_bundle", str, optional=True),
             hold_tools=bool(reader.get("hold_tools", bool, optional=True)),
+            declared=_declarations(reader.get("declared", list, optional=True) or []),
         )
         reader.done()
         if not launch.hand_back:
@@ -106,6 +113,16 @@ class Launch:
     def environ(self, path: Path) -> dict[str, str]:
         """The one variable that tells the bootstrap to start a session from *path*."""
         return {ENV_LAUNCH: str(path)}
+
+
+def _declarations(items: list[Any]) -> tuple[tuple[str, str, str], ...]:
+    out = []
+    for item in items:
+        if not (isinstance(item, list) and len(item) == 3
+                and all(isinstance(part, str) for part in item)):
+            raise HandBackError("launch.declared: each entry must be [name, entry, module]")
+        out.append((item[0], item[1], item[2]))
+    return tuple(out)
 
 
 def take_launch(environ: os._Environ[str] | dict[str, str] | None = None) -> Launch | None:
@@ -186,7 +203,7 @@ def hand_back_json(message: HandBack) -> dict[str, Any]:
         value = getattr(message, f.name)
         if value is None and f.name in _OMITTED_WHEN_NULL:
             continue
-        if isinstance(value, DivergenceReport):
+        if f.name == "report" and value is not None:  # a DivergenceReport
             body[f.name] = value.to_json()
             body["rendered"] = value.render()
         elif isinstance(value, tuple):
@@ -296,6 +313,8 @@ def _egress(values: list[Any], what: str) -> tuple[dict[str, Any], ...]:
 
 
 def _report(value: dict[str, Any], what: str) -> DivergenceReport:
+    from symtrace.model.divergence import DivergenceReport
+
     try:
         return DivergenceReport.from_json(value)
     except (KeyError, TypeError, ValueError) as exc:

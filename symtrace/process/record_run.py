@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from symtrace.boundaries.egress import network_manifest
+from symtrace.bundle.completion import complete_bundle
 from symtrace.bundle.format import KIND_RECORDING
 from symtrace.bundle.manifest import new_manifest, new_seed
 from symtrace.bundle.output import OutputSlot
@@ -23,13 +24,13 @@ from symtrace.errors import (
     UnrecordedLLMRequest,
 )
 from symtrace.frameworks.refusals import refusal_error
-from symtrace.frameworks.registry import resolve as resolve_adapters
+from symtrace.frameworks.registry import to_arm
 from symtrace.model.redaction import Redactor
+from symtrace.options import RecordOptions, given, in_child_process
 from symtrace.process.consent import ENV_PREFIXES, approve_recorded
 from symtrace.process.protocol import ENV_LAUNCH, HandBack, Launch, Mode, Recorded
-from symtrace.process.spawn import run_instrumented
+from symtrace.process.spawn import declared_adapters, run_instrumented
 from symtrace.process.supervise import ChildExit
-from symtrace.record.outcome import complete_bundle
 from symtrace.record.sinks import with_graph
 
 
@@ -73,25 +74,19 @@ def captured_env(extra: Sequence[str] = ()) -> dict[str, str]:
 def record_command(
     out: str | os.PathLike[str],
     command: Sequence[str],
-    *,
-    task: Any = None,
-    state: Any = None,
-    config: Any = None,
-    seed: int | None = None,
-    secret_envs: Sequence[str] = (),
-    adapters: Sequence[str] | None = None,
-    env_keep: Sequence[str] = (),
-    force: bool = False,
-    quiet: bool = False,
-    graph: str | None = None,
+    options: RecordOptions | None = None,
+    **keywords: Any,
 ) -> RecordOutcome:
-    """Record one run of *command* into a new bundle at *out* (*graph*: when its graph is
-    derived, symtrace.record.sinks.with_graph())."""
+    """Record one run of *command* into a new bundle at *out*, as *options* (RecordOptions)
+    say, or the same fields as keyword arguments (task=, seed=, adapters=, force=, ...)."""
+    options = given(RecordOptions, options, keywords)
+    in_child_process(options)
     if not command:
         raise ValueError("no command to record (give it after --)")
+    secret_envs, env_keep = options.secret_envs, options.env_keep
     redactor = Redactor.from_environment(names=secret_envs)
-    armed = resolve_adapters(adapters)  # fail before starting anything
-    seed = new_seed() if seed is None else seed
+    armed = to_arm(options.adapters)  # fail before starting anything
+    seed = new_seed() if options.seed is None else options.seed
     hash_seed = os.environ.get("PYTHONHASHSEED") or str(new_seed() % 4294967295)
     env = captured_env(env_keep)
     # The argv is given back to the program on replay: a named secret in it is restored
@@ -104,21 +99,21 @@ def record_command(
         cmd["secret_env"] = sorted(set(secret_envs))
     manifest = new_manifest(
         kind=KIND_RECORDING,
-        task=redactor.scrub(task),
-        state=redactor.scrub(state),
-        config=redactor.scrub(config),
+        task=redactor.scrub(options.task),
+        state=redactor.scrub(options.state),
+        config=redactor.scrub(options.config),
         seed=seed,
         hash_seed=hash_seed,
         adapters=[a.name for a in armed],
         command=cmd,
     )
-    manifest = with_graph(manifest, graph)
+    manifest = with_graph(manifest, options.graph)
     # the path is claimed before anything runs: refused (exit 93) if it holds anything but a
     # bundle (--force), locked against a second recorder, written beside it and renamed in
-    slot = OutputSlot(out, force=force).claim()
+    slot = OutputSlot(out, force=options.force).claim()
     try:
-        return _record_into(slot, manifest, redactor, command, adapters, armed, secret_envs,
-                            hash_seed, quiet)
+        return _record_into(slot, manifest, redactor, command, options.adapters, armed,
+                            secret_envs, hash_seed, options.quiet)
     finally:
         slot.release()  # committed or discarded already, or left unsealed at slot.staged
 
@@ -133,8 +128,9 @@ def _record_into(slot: OutputSlot, manifest: dict[str, Any], redactor: Redactor,
     launch = Launch(
         mode=Mode.RECORD,
         bundle=str(staged.resolve()),
-        adapters=None if adapters is None else tuple(a.name for a in armed),
+        adapters=tuple(a.name for a in armed),
         secret_envs=tuple(secret_envs),
+        declared=declared_adapters(),
     )
     try:
         ended, hand_back = run_instrumented(

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from symtrace.boundaries.egress import HostPort
+from symtrace.bundle.completion import complete_bundle
 from symtrace.bundle.manifest import child_manifest
 from symtrace.bundle.output import OutputSlot, check_target
 from symtrace.bundle.reader import Bundle, load_bundle
@@ -31,22 +30,25 @@ from symtrace.errors import (
     BundleFormatError,
     BundleWriteError,
     SymtraceError,
-    UsageError,
 )
-from symtrace.frameworks.registry import resolve as resolve_adapters
+from symtrace.frameworks.registry import to_arm
 from symtrace.model.divergence import DivergenceReport
-from symtrace.model.intervention import validate_placement
 from symtrace.model.redaction import REDACTED, SECRET_ENV_NAME, Redactor
 from symtrace.model.runtime_info import version_warnings
+from symtrace.options import ReplayOptions, given, in_child_process
 from symtrace.process.consent import ENDPOINT_ENV, LaunchPlan, bundle_env, require_consent
 from symtrace.process.isolation import choose_isolation
-from symtrace.process.protocol import Diverged, Launch, Mode, Replayed
+from symtrace.process.protocol import Diverged, HandBack, Launch, Mode, Replayed
 from symtrace.process.record_run import RecordOutcome, captured_env, record_command
-from symtrace.process.spawn import BOOTSTRAP_DIR, PACKAGE_ROOT, run_instrumented
+from symtrace.process.spawn import (
+    BOOTSTRAP_DIR,
+    PACKAGE_ROOT,
+    declared_adapters,
+    run_instrumented,
+)
+from symtrace.process.supervise import ChildExit
 from symtrace.process.verdict import ReplayStatus, replay_report, verify_outcome
-from symtrace.record.outcome import complete_bundle
-from symtrace.replay.anchors import ResolvedAnchor, resolve_anchor
-from symtrace.replay.outcome_check import compile_volatile
+from symtrace.replay.anchor_resolution import ResolvedAnchor, resolve_anchor
 
 PLACEHOLDER_SECRET = "symtrace-redacted"
 
@@ -69,161 +71,204 @@ class ReplayOutcome:
 
 def replay_bundle(
     bundle_path: str | os.PathLike[str],
-    *,
-    anchor: str | None = None,
-    guidance: str | None = None,
-    placement: str = "user",
-    out: str | os.PathLike[str] | None = None,
-    command: Sequence[str] | None = None,
-    report_json: str | os.PathLike[str] | None = None,
-    quiet: bool = False,
-    force: bool = False,
-    adapters: Sequence[str] | None = None,
-    set_env: dict[str, str] | None = None,
-    allow_hosts: Sequence[str] = (),
-    volatile_stdout: Sequence[str] = (),
-    cwd: str | os.PathLike[str] | None = None,
-    hold_tools: bool = False,
-    trust: bool = False,
-    endpoint: str | None = None,
+    options: ReplayOptions | None = None,
+    **keywords: Any,
 ) -> ReplayOutcome:
-    """Restart the recorded program and replay it (strict, or selective with *anchor*).
+    """Restart the recorded program and replay it (strict, or selective with an anchor), as
+    *options* (ReplayOptions) say, or the same fields as keyword arguments.
 
     The program restarts with the recorded argv, cwd and the allow-listed part of the
     recorded environment (symtrace.process.consent: never loader paths, proxies, endpoints or
-    files inside the bundle); *command* replaces the argv, *set_env* overrides variables. A
-    command this user neither recorded nor approved on this machine runs only with *trust*
+    files inside the bundle); `command` replaces the argv, `set_env` overrides variables. A
+    command this user neither recorded nor approved on this machine runs only with `trust`
     or a confirmation at a terminal (ReplayNotApproved, exit 97, otherwise). Live calls (a
     selective replay's suffix) go to the endpoint of this process's environment, or
-    *endpoint* (it sets OPENAI_BASE_URL), never to one the bundle names.
+    `endpoint` (it sets OPENAI_BASE_URL), never to one the bundle names.
 
-    No network connection leaves the replayed program except to *allow_hosts*: a strict
+    No network connection leaves the replayed program except to `allow_hosts`: a strict
     replay runs in a private network namespace where the OS allows it (isolation.py), and
     under the Python-level guard always. A strict replay that matched every call must also
-    end as the recording did (exit code, final result, stdout modulo *volatile_stdout*
-    lines), or it diverges. The program runs in *cwd*; by default the recorded command in the
-    recorded working directory when it exists on this machine, *command* (or a recorded
+    end as the recording did (exit code, final result, stdout modulo `volatile_stdout`
+    lines), or it diverges. The program runs in `cwd`; by default the recorded command in the
+    recorded working directory when it exists on this machine, `command` (or a recorded
     command whose directory is not here) in the current one.
-    *hold_tools*: in the live suffix, a tool call identical to a recorded one gets the
+    `hold_tools`: in the live suffix, a tool call identical to a recorded one gets the
     recorded outcome instead of running (replay/held_tools.py).
+
+    Four steps: prepare (everything checked, consent asked, the child bundle claimed), run
+    (the instrumented program), verify (what the replay amounts to), finish (the child
+    bundle completed or discarded, the report written).
     """
-    if cwd is not None and not Path(cwd).is_dir():
-        raise UsageError(f"--cwd {cwd}: not a directory")
-    allowed = [str(HostPort.parse(host)) for host in allow_hosts]  # bad input fails first
-    volatile = compile_volatile(volatile_stdout)
-    if endpoint is not None and not endpoint.startswith(("http://", "https://")):
-        raise UsageError(f"--endpoint {endpoint!r}: give an http:// or https:// URL")
+    options = given(ReplayOptions, options, keywords)
+    in_child_process(options)
+    prepared = _prepare(Path(bundle_path), options)
+    try:
+        ended, hand_back = run_instrumented(prepared.argv, prepared.cwd, prepared.env,
+                                            prepared.launch, quiet=options.quiet,
+                                            isolate=prepared.isolate)
+    except BaseException:
+        if prepared.slot is not None:
+            prepared.slot.discard()
+        raise
+    verdict = _verify(prepared, ended, hand_back)
+    return _finish(prepared, ended, verdict)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A replay ready to run: checked, consented, its child bundle (if any) claimed."""
+
+    path: Path
+    options: ReplayOptions
+    bundle: Bundle
+    resolved: ResolvedAnchor | None
+    argv: list[str]
+    recorded_argv: list[str]
+    cwd: str
+    env: dict[str, str]
+    redactor: Redactor
+    slot: OutputSlot | None
+    launch: Launch
+    isolate: bool
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    hand_back: HandBack | None
+    report: dict[str, Any]  # the replay report (docs/replay-semantics.md)
+    diverged: bool
+
+
+def _prepare(bundle_path: Path, options: ReplayOptions) -> _Prepared:
+    """Everything that can fail before the program runs: the bundle read, the anchor
+    resolved, the output paths checked, consent asked, the child bundle claimed."""
     bundle = load_bundle(bundle_path)
-    validate_placement(placement)
-    resolved = resolve_anchor(bundle, anchor) if anchor else None
-    if anchor and out is None:
-        out = f"{Path(bundle_path).as_posix().rstrip('/')}-{resolved.event_id}"  # type: ignore[union-attr]
+    resolved = resolve_anchor(bundle, options.anchor) if options.anchor else None
+    out = options.out
+    if resolved is not None and out is None:
+        out = Path(f"{bundle_path.as_posix().rstrip('/')}-{resolved.event_id}")
     if resolved is not None and out is not None:
-        check_target(out, force)  # before anything runs (claimed below, once consented)
-    if report_json is not None:
-        _check_writable(Path(report_json))
+        check_target(out, options.force)  # before anything runs (claimed below, once consented)
+    if options.report_json is not None:
+        _check_writable(options.report_json)
     recorded_cmd = _recorded_command(bundle)
     recorded_argv = list(recorded_cmd.get("argv") or [])
-    argv = list(command) if command else recorded_argv
+    argv = list(options.command) if options.command else recorded_argv
     if not argv:
         raise SymtraceError(
             f"{bundle_path} was recorded in-process (no command); give the command after --"
         )
     # your command (after --) runs in your directory; the bundle's where it was recorded
-    recorded_cwd = None if command else recorded_cmd.get("cwd")
-    run_in = str(cwd) if cwd is not None else recorded_cwd or os.getcwd()
+    recorded_cwd = None if options.command else recorded_cmd.get("cwd")
+    run_in = str(options.cwd) if options.cwd is not None else recorded_cwd or os.getcwd()
     if not Path(run_in).is_dir():
         run_in = os.getcwd()
     run_in = os.path.abspath(run_in)
     applied = bundle_env(recorded_cmd.get("env"), kept=recorded_cmd.get("env_keep") or (),
-                         bundle_dir=Path(bundle_path))
-    plan = LaunchPlan(argv, run_in, applied, argv_from_user=bool(command),
-                      cwd_from_user=cwd is not None or _same_dir(run_in, os.getcwd()))
-    require_consent(plan, trust=trust)
-    names = adapters if adapters is not None else bundle.config.get("adapters", [])
-    armed = resolve_adapters(list(names))
+                         bundle_dir=bundle_path)
+    plan = LaunchPlan(argv, run_in, applied, argv_from_user=bool(options.command),
+                      cwd_from_user=options.cwd is not None or _same_dir(run_in, os.getcwd()))
+    require_consent(plan, trust=options.trust)
+    names = options.adapters if options.adapters is not None else bundle.config.get(
+        "adapters", [])
+    armed = to_arm(list(names))
     secret_names = list(recorded_cmd.get("secret_env") or [])
     redactor = Redactor.from_environment(names=secret_names)
     argv = redactor.restore(argv)  # [REDACTED:NAME] in the recorded argv: this process's NAME
     env = _replay_env(bundle, applied.for_run(live=resolved is not None))
-    if endpoint is not None:
-        env[ENDPOINT_ENV] = endpoint
-    env.update(set_env or {})
+    if options.endpoint is not None:
+        env[ENDPOINT_ENV] = options.endpoint
+    env.update(dict(options.set_env))
     slot: OutputSlot | None = None
     if resolved is not None and out is not None:
-        slot = OutputSlot(out, force=force).claim()
+        slot = OutputSlot(out, force=options.force).claim()
         manifest = child_manifest(bundle, [a.name for a in armed])
         try:
             BundleWriter(slot.staged, manifest, redactor=redactor).open().close()
         except BaseException:
             slot.discard()
             raise
-    isolation = choose_isolation(strict=resolved is None, allow_hosts=allowed)
+    allowed = tuple(str(host) for host in options.allow_hosts)
+    isolation = choose_isolation(strict=resolved is None, allow_hosts=list(allowed))
     if isolation.note:
         term_note(isolation.note)
     launch = Launch(
         mode=Mode.REPLAY,
-        bundle=str(Path(bundle_path).resolve()),
+        bundle=str(bundle_path.resolve()),
         adapters=tuple(a.name for a in armed),
         secret_envs=tuple(secret_names),
         anchor=resolved.event_id if resolved else None,
-        guidance=guidance or None,
-        placement=placement,
-        allow_hosts=tuple(allowed),
+        guidance=options.guidance or None,
+        placement=options.placement,
+        allow_hosts=allowed,
         child_bundle=str(slot.staged.resolve()) if slot is not None else None,
-        hold_tools=hold_tools and resolved is not None,
+        hold_tools=options.hold_tools and resolved is not None,
+        declared=declared_adapters(),
     )
-    try:
-        ended, hand_back = run_instrumented(argv, run_in, env, launch, quiet=quiet,
-                                            isolate=isolation.isolate)
-    except BaseException:
-        if slot is not None:
-            slot.discard()
-        raise
+    return _Prepared(bundle_path, options, bundle, resolved, argv, recorded_argv, run_in, env,
+                     redactor, slot, launch, isolation.isolate)
+
+
+def _verify(prepared: _Prepared, ended: ChildExit, hand_back: HandBack | None) -> _Verdict:
+    """What the replay amounts to: a strict replay that matched every call must also end as
+    the recording did (SYM-R107); the replay report."""
+    bundle, redactor = prepared.bundle, prepared.redactor
     code, stdout = ended.code, ended.stdout
-    recorded_final = bundle.final_result()
-    recorded_code = (recorded_final.response or {}).get("exit_code") if recorded_final else None
-    if isinstance(hand_back, Replayed) and resolved is None and bundle.complete:
+    if isinstance(hand_back, Replayed) and prepared.resolved is None and bundle.complete:
         # compared as recorded: with the same redaction (a restored secret prints again)
         mismatch = verify_outcome(bundle, hand_back, redactor.scrub(hand_back.final_value),
-                                  code, redactor.scrub_bytes(stdout), volatile)
+                                  code, redactor.scrub_bytes(stdout),
+                                  prepared.options.volatile_stdout)
         hand_back = mismatch or hand_back
-    if isinstance(hand_back, Diverged) and command and argv != recorded_argv:
+    if (isinstance(hand_back, Diverged) and prepared.options.command
+            and prepared.argv != prepared.recorded_argv):
         # the likely cause: the report says it first
         hand_back = replace(hand_back, report=replace(
-            hand_back.report, recorded_command=tuple(recorded_argv), replayed_command=tuple(argv)))
-    verdict = replay_report(bundle, hand_back, code, ended.received)
-    diverged = verdict["status"] != ReplayStatus.REPLAYED
+            hand_back.report, recorded_command=tuple(prepared.recorded_argv),
+            replayed_command=tuple(prepared.argv)))
+    report = replay_report(bundle, hand_back, code, ended.received)
+    if ended.stderr_left_out:
+        report["stderr_left_out"] = ended.stderr_left_out
+    return _Verdict(hand_back, report, report["status"] != ReplayStatus.REPLAYED)
+
+
+def _finish(prepared: _Prepared, ended: ChildExit, verdict: _Verdict) -> ReplayOutcome:
+    """The child bundle completed (a selective replay that went through) or discarded; the
+    report written; the outcome."""
+    bundle, resolved, hand_back = prepared.bundle, prepared.resolved, verdict.hand_back
+    code = ended.code
+    child_bundle = None
+    if prepared.slot is not None:
+        if not verdict.diverged and resolved is not None and isinstance(hand_back, Replayed):
+            child_bundle = _complete_child(prepared.slot, hand_back, resolved, code,
+                                           ended.stdout, prepared.redactor)
+        else:
+            prepared.slot.discard()
+    if prepared.options.report_json is not None:
+        prepared.options.report_json.write_bytes(
+            orjson.dumps(verdict.report, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
+        )
+    recorded_final = bundle.final_result()
+    recorded_code = (recorded_final.response or {}).get("exit_code") if recorded_final else None
     # an interrupted replay keeps the divergence it had met; an unfinished recording's
     # replay reports only SYM-R108
     keep_report = bundle.complete or ended.received is not None
     report = hand_back.report if isinstance(hand_back, Diverged) and keep_report else None
-    child_bundle = None
-    if ended.stderr_left_out:
-        verdict["stderr_left_out"] = ended.stderr_left_out
-    if slot is not None:
-        if not diverged and resolved is not None and isinstance(hand_back, Replayed):
-            child_bundle = _complete_child(slot, hand_back, resolved, code, stdout, redactor)
-        else:
-            slot.discard()
-    if report_json is not None:
-        Path(report_json).write_bytes(
-            orjson.dumps(verdict, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
-        )
-    exit_code = ended.exit_code if ended.received else EXIT_DIVERGED if diverged else code
+    exit_code = (ended.exit_code if ended.received
+                 else EXIT_DIVERGED if verdict.diverged else code)
     return ReplayOutcome(
         exit_code=exit_code,
         program_exit_code=code,
         recorded_exit_code=recorded_code,
-        diverged=diverged,
+        diverged=verdict.diverged,
         report=report,
-        report_json=verdict,
+        report_json=verdict.report,
         child_bundle=child_bundle,
         resolved_anchor=resolved.event_id if resolved else None,
         anchor_note=resolved.note if resolved else None,
-        stdout=stdout,
+        stdout=ended.stdout,
         stderr_left_out=ended.stderr_left_out,
-        network_isolated=isolation.isolate,
+        network_isolated=prepared.isolate,
     )
 
 

@@ -1,1 +1,2 @@
-"""Recording: the `Recorder` session and the completion of a bundle (`outcome`)."""
+"""Recording: the `Recorder` session and where it writes (`sinks`, the writer process); a
+bundle is completed by `symtrace.bundle.completion`."""

@@ -17,13 +17,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from symtrace.bundle.completion import complete_bundle
 from symtrace.bundle.format import GRAPH, GRAPH_AT_READ, GRAPH_AT_RECORD
 from symtrace.bundle.writer import BundleWriter, unsealed_manifest
 from symtrace.errors import UsageError
 from symtrace.model.canonical import JSONValue
 from symtrace.model.redaction import Redactor
 from symtrace.record import offload
-from symtrace.record.outcome import complete_bundle
 from symtrace.session.sink import InlineSink
 
 ENV_WRITER = "SYMTRACE_WRITER"

@@ -30,6 +30,7 @@ import sys
 import traceback
 from typing import Any
 
+from symtrace.bundle.completion import complete_bundle
 from symtrace.bundle.writer import BundleWriter
 from symtrace.errors import BundleWriteError, SymtraceError
 from symtrace.model.events import Edge, Event, EventType
@@ -37,7 +38,6 @@ from symtrace.model.graph import GraphBuilder
 from symtrace.model.graph_at_read import inputs_of
 from symtrace.model.redaction import Redactor
 from symtrace.record.frames import FrameReader, encode, error_json, write_all
-from symtrace.record.outcome import complete_bundle
 
 STDIN, STDOUT = 0, 1
 ANSWERED = frozenset({"hello", "ready", "complete", "close", "abort"})

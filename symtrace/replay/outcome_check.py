@@ -32,7 +32,6 @@ order of the run's boundary calls is what replay matching already verifies.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -127,11 +126,6 @@ def normalised_lines(stdout: bytes, volatile: Sequence[re.Pattern[str]] = ()) ->
         if line:
             out.append(line)
     return out
-
-
-def stdout_digest(stdout: bytes, volatile: Sequence[re.Pattern[str]] = ()) -> str:
-    text = "\n".join(normalised_lines(stdout, volatile)).encode()
-    return "sha256:" + hashlib.sha256(text).hexdigest()
 
 
 def compare(

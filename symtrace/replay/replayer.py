@@ -52,7 +52,7 @@ from symtrace.model.intervention import Intervention
 from symtrace.model.redaction import Redactor
 from symtrace.replay import reports
 from symtrace.replay.anchor_retries import AnchorAttempts
-from symtrace.replay.child import ChildTrajectory, lineage
+from symtrace.replay.child_bundle import ChildTrajectory, lineage
 from symtrace.replay.completion_order import (
     CompletionOrder,
     completion_ranks,

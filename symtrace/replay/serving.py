@@ -15,7 +15,7 @@ from typing import NoReturn
 from symtrace.model.canonical import JSONValue
 from symtrace.model.divergence import DivergenceKind
 from symtrace.model.events import ABANDONED, Event, EventType
-from symtrace.replay.child import ChildTrajectory
+from symtrace.replay.child_bundle import ChildTrajectory
 from symtrace.replay.matching import Matcher
 from symtrace.replay.reports import HINT_ABANDONED, HINT_NO_RESULT
 from symtrace.session.core import BoundaryCall, Ticket

@@ -21,8 +21,7 @@ order holds within a turn; which recorded turn a replayed one is is decided at i
 
 from __future__ import annotations
 
-import asyncio
-import asyncio.events as asyncio_events
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -42,7 +41,7 @@ _dispatched_by: ContextVar[tuple[str, ...]] = ContextVar("symtrace_dispatched_by
 # The tool_call whose body is running: boundary calls inside it are part of its observation.
 _within_tool: ContextVar[str | None] = ContextVar("symtrace_within_tool", default=None)
 
-MAIN_LANE = "main"
+MAIN_LANE = events.MAIN_LANE
 POOLED_PREFIXES = events.POOLED_PREFIXES
 is_strict_lane = events.is_strict_lane
 TURN = events.TURN  # event meta key: the turn of the call (`Turn.info`)
@@ -132,9 +131,20 @@ def reset_turns() -> None:
     _root = Turn("", None, 0, None, "")
 
 
+def _current_task() -> Any:
+    """The running asyncio task, or None. asyncio is not imported for it: a program with a
+    running loop has imported it, and one without it need not pay for it (fast start). The
+    running loop is read without the RuntimeError `current_task()` raises outside one (every
+    call of a sync program would raise and catch it)."""
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return None
+    loop = asyncio.events._get_running_loop()
+    return asyncio.current_task(loop) if loop is not None else None
+
+
 def _owner() -> object:
-    loop = asyncio_events._get_running_loop()
-    task = asyncio.current_task(loop) if loop is not None else None
+    task = _current_task()
     return task if task is not None else threading.get_ident()
 
 
@@ -268,10 +278,7 @@ _ATTRIBUTIONS_KEPT = 1024
 
 
 def _implicit_lane() -> str:
-    # the running loop without the RuntimeError `current_task()` raises outside one (every
-    # call of a sync program would raise and catch it)
-    loop = asyncio_events._get_running_loop()
-    task = asyncio.current_task(loop) if loop is not None else None
+    task = _current_task()
     if task is not None:
         return f"task:{task.get_name()}"
     if threading.get_ident() == threading.main_thread().ident:  # no Thread looked up

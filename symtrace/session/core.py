@@ -378,19 +378,6 @@ def deactivate(session: Session) -> None:
                 _active = None
 
 
-def run_boundary(call: BoundaryCall, invoke: Callable[[JSONValue], JSONValue]) -> JSONValue:
-    """Sync shell: begin, serve or invoke live, finish. Used by hooks without a session too."""
-    session = active()
-    if session is None:
-        return invoke(call.request)
-    ticket = session.begin(call)
-    if not ticket.live:
-        return ticket.served
-    result = invoke(ticket.request)
-    session.finish(ticket, result)
-    return result
-
-
 def final_result(value: Any, *, turn: context.Turn | None = None) -> None:
     """Declare the final output of the run under the active session (no-op without one).
 

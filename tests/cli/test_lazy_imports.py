@@ -93,3 +93,55 @@ def test_public_names_resolve_on_first_use_and_keep_their_role() -> None:
                           timeout=60)
     assert done.returncode == 0, done.stderr
 
+
+
+# what a trivial program's instrumented process must not import: an HTTP library or a
+# framework adapter it never uses, the entry-point scan, the other mode's machinery
+CHILD_NEVER = ("httpx", "httpx2", "rich", "importlib.metadata", "symtrace.frameworks.contract",
+               "symtrace_ag2", "symtrace_ag2v1", "symtrace_crewai",
+               "symtrace_autogen_agentchat")
+PROBE = (
+    "import json, sys\n"
+    f"never = {CHILD_NEVER!r}\n"
+    "loaded = sorted(h for h in never if any(m == h or m.startswith(h + '.') "
+    "for m in sys.modules))\n"
+    "replayer = 'symtrace.replay.replayer' in sys.modules\n"
+    "open(sys.argv[1], 'w').write(json.dumps([loaded, replayer]))\n"
+    "print('hello')\n"
+)
+
+
+def test_a_trivial_program_s_instrumented_process_imports_only_its_mode(tmp_path) -> None:
+    """Record and strict replay of `print('hello')`: the child starts its session without
+    httpx (its seam waits for the import), any adapter (armed from the parent's declarations,
+    imported with its framework) or the entry-point scan; a recording never loads the
+    replayer, nor importlib.metadata."""
+    program, seen = tmp_path / "probe.py", tmp_path / "seen.json"
+    program.write_text(PROBE)
+    bundle = tmp_path / "bundle"
+    cli = [sys.executable, "-m", "symtrace"]
+    done = subprocess.run([*cli, "record", "-o", str(bundle), "--quiet", "--",
+                           sys.executable, str(program), str(seen)],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(seen.read_text()) == [[], False]
+    seen.unlink()
+    done = subprocess.run([*cli, "replay", str(bundle), "--quiet", "--trust"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    # a replay reads the installed versions (importlib.metadata) to warn of changed ones
+    assert json.loads(seen.read_text()) == [["importlib.metadata"], True]
+
+
+def test_the_parent_arms_every_installed_adapter_without_importing_one() -> None:
+    code = (
+        "import sys\n"
+        "from symtrace.frameworks.registry import to_arm\n"
+        "armed = to_arm(None)\n"
+        "assert armed, 'no adapter found'\n"
+        "loaded = [m for m in sys.modules if m.startswith('symtrace_')]\n"
+        "assert not loaded, loaded\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr

@@ -13,10 +13,10 @@ import orjson
 import pytest
 
 from symtrace.bundle import FORMAT_VERSION, load_bundle, verify_bundle
+from symtrace.bundle.completion import complete_bundle
 from symtrace.bundle.writer import BundleWriter
 from symtrace.model.events import Edge, EdgeKind, Event, EventType
 from symtrace.model.redaction import Redactor
-from symtrace.record.outcome import complete_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 PINNED = Path(__file__).with_name("reference_roots.json")

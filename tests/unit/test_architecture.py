@@ -6,8 +6,9 @@ import its own layer and the layers its row allows, nothing above. Runtime impor
 form a cycle. `if TYPE_CHECKING:` imports never run; they follow the same table, except the
 pairs named in TYPE_CHECKING_EXCEPTIONS.
 
-The table is the authority; docs/architecture.md draws it. A new package under symtrace/ must
-be placed in a layer here (an unplaced module fails the test).
+The table is the authority; docs/architecture.md draws it and lists every module of
+symtrace/ once in its module map (a module missing there, or listed twice, fails the test). A
+new package under symtrace/ must be placed in a layer here (an unplaced module fails the test).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ LAYER_OF = {
     "symtrace._version": "foundation",
     "symtrace.errors": "foundation",
     "symtrace.patching": "foundation",
+    "symtrace.lazy_exports": "foundation",
     "symtrace.model": "model",
     "symtrace.bundle": "bundle",
     "symtrace.stub": "devservers",
@@ -35,6 +37,7 @@ LAYER_OF = {
     "symtrace.record": "record",
     "symtrace.replay": "replay",
     "symtrace.frameworks": "frameworks",
+    "symtrace.options": "options",
     "symtrace": "facade",
     "symtrace.api": "facade",
     "symtrace.process": "process",
@@ -52,7 +55,8 @@ LAYER_OF = {
 
 _CORE = ("boundaries", "session", "bundle", "model", "foundation")
 _RUN = ("record", "replay", "frameworks", *_CORE)
-_ANALYSIS = ("diagnosis", "process", "facade", "devservers", *_RUN)
+_ENTRY = ("options", *_RUN)  # what the entry points (facade, process) build on
+_ANALYSIS = ("diagnosis", "process", "facade", "devservers", *_ENTRY)
 
 # layer -> the other layers it may import (its own layer is always allowed)
 MAY_IMPORT: dict[str, tuple[str, ...]] = {
@@ -62,15 +66,17 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "devservers": ("model", "foundation"),
     "session": ("bundle", "model", "foundation"),
     "boundaries": ("session", "bundle", "model", "foundation"),
-    "record": _CORE,
-    "replay": _CORE,
+    # the recorder and the replayer are sessions the boundaries call: neither imports them
+    "record": ("session", "bundle", "model", "foundation"),
+    "replay": ("session", "bundle", "model", "foundation"),
     "frameworks": _CORE,
     # adapters see the contract (symtrace.frameworks.contract re-exports what they need from
     # session and boundaries) and the pure layers: never the facade, which pulls the replayer
     "adapters": ("frameworks", "model", "foundation"),
-    "facade": _RUN,
-    "process": _RUN,
-    "diagnosis": ("process", "facade", *_RUN),
+    "options": _RUN,
+    "facade": _ENTRY,
+    "process": _ENTRY,
+    "diagnosis": ("process", "facade", *_ENTRY),
     "export": _ANALYSIS,
     "testing": _ANALYSIS,
     "viewer": ("export", "testing", *_ANALYSIS),
@@ -320,3 +326,35 @@ def test_an_unplaced_package_fails(tmp_path: Path, toy: dict[str, str]):
     assert violations(_tree(tmp_path, toy)) == [
         "symtrace.misc: not placed in a layer (add it to LAYER_OF)"
     ]
+
+
+ARCHITECTURE_DOC = REPO / "docs" / "architecture.md"
+
+
+def unmapped(root: Path, doc: str) -> list[str]:
+    """Modules of symtrace/ the doc's module map does not list exactly once (as a table row
+    `| `symtrace/<path>` |`), and rows naming no module."""
+    files = {p.relative_to(root).as_posix() for p in (root / "symtrace").rglob("*.py")}
+    rows = [line.split("`")[1] for line in doc.splitlines()
+            if line.startswith("| `symtrace/") and line.split("`")[1].endswith(".py")]
+    problems = [f"{f}: not in the module map of docs/architecture.md"
+                for f in sorted(files - set(rows))]
+    problems += [f"{r}: listed {rows.count(r)} times" for r in sorted(set(rows))
+                 if rows.count(r) > 1]
+    problems += [f"{r}: in the module map, but no such module" for r in sorted(set(rows) - files)]
+    return problems
+
+
+def test_every_module_is_in_the_architecture_map_once():
+    problems = unmapped(REPO, ARCHITECTURE_DOC.read_text())
+    assert not problems, "\n".join(problems)
+
+
+def test_a_module_missing_from_the_map_fails(tmp_path: Path, toy: dict[str, str]):
+    root = _tree(tmp_path, toy)
+    doc = ("| `symtrace/api.py` | facade |\n| `symtrace/api.py` | again |\n"
+           "| `symtrace/gone.py` | x |\n")
+    problems = unmapped(root, doc)
+    assert "symtrace/errors.py: not in the module map of docs/architecture.md" in problems
+    assert "symtrace/api.py: listed 2 times" in problems
+    assert "symtrace/gone.py: in the module map, but no such module" in problems

@@ -9,6 +9,7 @@ import orjson
 import pytest
 
 from symtrace.bundle import FORMAT_VERSION, load_bundle
+from symtrace.bundle.completion import complete_bundle
 from symtrace.bundle.writer import BundleWriter
 from symtrace.errors import (
     BundleExistsError,
@@ -20,7 +21,6 @@ from symtrace.errors import (
     UnsupportedBundleVersion,
 )
 from symtrace.model.redaction import Redactor
-from symtrace.record.outcome import complete_bundle
 
 from ._support import chat_request, chat_response, llm_call, recorder, run, tool_call
 

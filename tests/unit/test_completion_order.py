@@ -22,10 +22,10 @@ import pytest
 
 import symtrace
 from symtrace.bundle import load_bundle
+from symtrace.bundle.completion import complete_bundle
 from symtrace.errors import OrderUnreachable, SessionError
 from symtrace.model.divergence import DivergenceKind, DivergenceReport
 from symtrace.model.redaction import Redactor
-from symtrace.record.outcome import complete_bundle
 from symtrace.replay.completion_order import COMPLETED, TIMEOUT_ENV, completion_ranks
 from symtrace.replay.replayer import Replayer
 from symtrace.session.core import instance_lane

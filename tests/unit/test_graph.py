@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from symtrace.bundle import load_bundle
+from symtrace.bundle.completion import complete_bundle
 from symtrace.model.events import EdgeKind
 from symtrace.model.graph import ancestors, descendants, first_dependent_llm
-from symtrace.record.outcome import complete_bundle
 
 from ._support import chat_request, chat_response, llm_call, recorder, run, tool_call
 

@@ -9,9 +9,9 @@ lanes went live (replay/live.py), naming the lane in its reason.
 
 from __future__ import annotations
 
+from symtrace.bundle.completion import complete_bundle
 from symtrace.model.events import EdgeKind
 from symtrace.model.graph import GraphBuilder, cause_edges
-from symtrace.record.outcome import complete_bundle
 from symtrace.replay.live import LiveFrontier
 from symtrace.session.context import Attribution, current, dispatched_by
 from symtrace.session.core import LLM, BoundaryCall

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from symtrace.bundle import load_bundle
+from symtrace.bundle.completion import complete_bundle
 from symtrace.model.canonical import canonical_http_request
 from symtrace.model.redaction import Redactor
-from symtrace.record.outcome import complete_bundle
 from symtrace.replay.replayer import Replayer
 from symtrace.session.context import Attribution
 from symtrace.session.core import LLM, BoundaryCall

@@ -7,9 +7,9 @@ from a `last_msg` summary before carrying it over; ReAct tool calls are `Action:
 from __future__ import annotations
 
 from symtrace.bundle import load_bundle
+from symtrace.bundle.completion import complete_bundle
 from symtrace.model.dataflow import part_fps, react_actions
 from symtrace.model.events import EdgeKind
-from symtrace.record.outcome import complete_bundle
 
 from ._support import chat_request, chat_response, llm_call, recorder, run, tool_call
 

@@ -123,3 +123,33 @@ def test_installing_twice_is_an_error_and_sets_nest_last_in_first_out():
         outer.uninstall()
     assert vars(socket.socket).get("connect") is before
     assert issubclass(AlreadyPatched, PatchError)
+
+
+def test_a_random_neutral_import_leaves_the_program_s_stream_alone(tmp_path, monkeypatch):
+    """httpx is imported when the program asks for it, after the session seeded `random`; its
+    import draws from `random` (rich.style). Marked neutral, the stream the program sees is the
+    one it saw when httpx was imported before the seed; unmarked, the draw shifts it."""
+    import random
+    import sys
+
+    from symtrace.patching import random_neutral_import
+
+    for name in ("drawing_neutral", "drawing_plain"):
+        (tmp_path / f"{name}.py").write_text("import random\nDRAWN = random.getrandbits(24)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    random_neutral_import("drawing_neutral")
+    try:
+        random.seed(7)
+        expected = [random.random() for _ in range(3)]
+        random.seed(7)
+        first = random.random()
+        import drawing_neutral  # noqa: F401
+        assert [first, random.random(), random.random()] == expected
+        random.seed(7)
+        first = random.random()
+        import drawing_plain  # noqa: F401
+        assert [first, random.random(), random.random()] != expected
+    finally:
+        random_neutral_import("drawing_neutral", neutral=False)
+        for name in ("drawing_neutral", "drawing_plain"):
+            sys.modules.pop(name, None)

@@ -36,7 +36,7 @@ def test_registry_scans_once_per_installation_state(monkeypatch):
         calls.append(kwargs)
         return real(**kwargs)
 
-    monkeypatch.setattr(registry.metadata, "entry_points", counting)
+    monkeypatch.setattr(metadata, "entry_points", counting)  # imported by the scan itself
     registry._registered_cache.clear()
     first = registry.registered()
     registry.resolve(None)

@@ -109,7 +109,8 @@ def test_launch_round_trips_through_its_one_variable(tmp_path: Path):
     launch = Launch(mode=Mode.REPLAY, bundle="/b", adapters=("ag2", "crewai"),
                     hand_back="/t/h.json", secret_envs=("OPENAI_API_KEY",),
                     anchor="llm_call_0002", guidance="Check the rate.\nTwice.",
-                    placement="system", allow_hosts=("127.0.0.1:5432",), child_bundle="/c")
+                    placement="system", allow_hosts=("127.0.0.1:5432",), child_bundle="/c",
+                    declared=(("crewai", "symtrace_crewai:CrewAIAdapter", "crewai"),))
     path = tmp_path / "launch.json"
     launch.write(path)
     environ = {"OTHER": "1", **launch.environ(path)}
@@ -128,6 +129,7 @@ def test_launch_round_trips_through_its_one_variable(tmp_path: Path):
     (lambda body: body.update(hand_back=""), "'hand_back' is empty"),
     (lambda body: body.update(allow_hosts="127.0.0.1"), "should be list"),
     (lambda body: body.update(verbose=True), "unknown fields ['verbose']"),
+    (lambda body: body.update(declared=[["crewai", "symtrace_crewai:A"]]), "[name, entry, module]"),
 ])
 def test_a_bad_launch_file_is_refused(mutate, says):
     body = orjson.loads(Launch(mode=Mode.RECORD, bundle="/b", adapters=None,

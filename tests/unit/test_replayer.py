@@ -8,10 +8,10 @@ import time
 import pytest
 
 from symtrace.bundle import load_bundle
+from symtrace.bundle.completion import complete_bundle
 from symtrace.errors import MissingCall, RequestMismatch, UnexpectedCall
 from symtrace.model.divergence import DivergenceKind
 from symtrace.model.redaction import Redactor
-from symtrace.record.outcome import complete_bundle
 from symtrace.replay.replayer import Replayer
 
 from ._support import (

@@ -8,9 +8,9 @@ import contextvars
 import threading
 
 from symtrace.bundle import load_bundle
+from symtrace.bundle.completion import complete_bundle
 from symtrace.model.divergence import DivergenceKind, DivergenceReport
 from symtrace.model.events import TURN
-from symtrace.record.outcome import complete_bundle
 from symtrace.replay.matching import Matcher, Mismatch
 from symtrace.replay.reports import outcome_hint
 from symtrace.session import context

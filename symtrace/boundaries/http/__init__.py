@@ -21,7 +21,6 @@ the egress guard's business (symtrace.boundaries.egress).
 
 from __future__ import annotations
 
-import importlib
 import sys
 import threading
 from collections.abc import Callable
@@ -29,7 +28,13 @@ from types import ModuleType
 from typing import Protocol
 
 from symtrace.boundaries.http.exchange import finish_open_streams, sending_library
-from symtrace.patching import Patch, PatchSet, after_import, cancel_after_import
+from symtrace.patching import (
+    Patch,
+    PatchSet,
+    after_import,
+    cancel_after_import,
+    random_neutral_import,
+)
 
 
 class Seam(Protocol):
@@ -63,11 +68,11 @@ SEAMS: dict[str, Callable[[ModuleType], Seam]] = {
     "aiohttp": _aiohttp,
     "urllib3": _urllib3,
 }
-# symtrace itself depends on httpx: installed at once. Not lazy, though that would save ~0.1 s
-# of a child's start (httpx imports rich through httpx._main): rich.console draws from
-# `random` when imported, so importing httpx after the seed is set shifts the random stream a
-# recorded program sees, and bundles recorded so far would no longer replay (bundles/ag2-cache).
-EAGER = ("httpx",)
+# Imported only when the program imports them. httpx used to be imported at once, before the
+# session seeds `random`; its import draws from `random` (rich.style, through httpx._main), so
+# its import is made random-neutral: the program sees the stream bundles recorded so far saw
+# (bundles/ag2-cache), and a program that never imports httpx never pays ~0.1-0.3 s for it.
+RANDOM_NEUTRAL = ("httpx", "httpx2")
 
 _lock = threading.RLock()
 _users = 0
@@ -82,8 +87,8 @@ def install() -> None:
         _users += 1
         if _users > 1:
             return
-        for name in EAGER:
-            importlib.import_module(name)
+        for name in RANDOM_NEUTRAL:
+            random_neutral_import(name)
         for name in SEAMS:
             if name in sys.modules:
                 _install_seam(name, sys.modules[name])
@@ -102,6 +107,8 @@ def uninstall() -> None:
             return
         for name in SEAMS:
             cancel_after_import(name, _on_import)
+        for name in RANDOM_NEUTRAL:
+            random_neutral_import(name, neutral=False)
         for name in reversed(list(_installed)):
             patch_set = _installed.pop(name)
             patch_set.uninstall()

@@ -1,4 +1,5 @@
-"""The final_result node and the completion of a bundle.
+"""The final_result node and the completion of a bundle (a recording's, a selective replay's
+child bundle, an in-process session's).
 
 The final result is the run's outcome as the world saw it: the program's exit code, the
 value it declared with `symtrace.final_result(...)` (or an adapter declared for it), and the
@@ -12,10 +13,9 @@ from typing import Any
 
 from symtrace.bundle.writer import BundleWriter
 from symtrace.model.canonical import JSONValue, to_json_value
-from symtrace.model.events import Event, EventType, event_id
+from symtrace.model.events import MAIN_LANE, Event, EventType, event_id
 from symtrace.model.graph import final_parents
 from symtrace.model.graph_at_read import inputs_of
-from symtrace.session.context import MAIN_LANE
 
 STDOUT_TAIL = 2000
 
