@@ -155,6 +155,7 @@ class Replayed:
     live: int
     allowed_connections: int
     lineage: dict[str, Any] | None = None  # selective replay that went live at the anchor
+    refused: str | None = None  # an adapter refused a construct (maybe caught): exit 94
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,7 @@ class Diverged:
     allowed_connections: int
     kind: str  # the ReplayDivergence subclass raised
     report: DivergenceReport = field(compare=False)
+    refused: str | None = None  # an adapter refused a construct (maybe caught): exit 94
 
     @property
     def rendered(self) -> str:

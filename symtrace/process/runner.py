@@ -33,6 +33,7 @@ from symtrace.errors import (
     SymtraceError,
     UsageError,
 )
+from symtrace.frameworks.refusals import refusal_error
 from symtrace.frameworks.registry import resolve as resolve_adapters
 from symtrace.model.divergence import DivergenceReport
 from symtrace.model.intervention import validate_placement
@@ -180,6 +181,7 @@ def replay_bundle(
         if slot is not None:
             slot.discard()
         raise
+    _raise_refusal(hand_back, slot)
     code, stdout = ended.code, ended.stdout
     recorded_final = bundle.final_result()
     recorded_code = (recorded_final.response or {}).get("exit_code") if recorded_final else None
@@ -225,6 +227,16 @@ def replay_bundle(
         stderr_left_out=ended.stderr_left_out,
         network_isolated=isolation.isolate,
     )
+
+
+def _raise_refusal(hand_back: object, slot: OutputSlot | None) -> None:
+    """An adapter refused a construct in the replayed program (the program may have caught
+    it): the replay fails with the refusal (exit 94), not as a divergence, and keeps no child."""
+    refused = getattr(hand_back, "refused", None)
+    if refused:
+        if slot is not None:
+            slot.discard()
+        raise refusal_error(refused)
 
 
 def _complete_child(
