@@ -305,7 +305,7 @@ def _report(value: dict[str, Any], what: str) -> DivergenceReport:
 
 
 # written only when set (the replay report has had no "lineage" key for a strict replay)
-_OMITTED_WHEN_NULL = frozenset({"lineage", "writer_failed"})
+_OMITTED_WHEN_NULL = frozenset({"lineage", "writer_failed", "refused"})
 # field name -> (JSON type, may be null, conversion): one table for every hand-back
 _FIELD_TYPES: dict[str, tuple[type[Any], bool, Callable[[Any, str], Any] | None]] = {
     "adapters_used": (list, False, _strings),
