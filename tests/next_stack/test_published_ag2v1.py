@@ -6,25 +6,13 @@ step of every program."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 
+from tests.e2e.test_published_examples import _driver
+
 pytest.importorskip("ag2", reason="needs ag2 (AG2 1.x, the next env)")
-
-ROOT = Path(__file__).resolve().parents[2]
-DRIVER = ROOT / "examples" / "published" / "run_corpus.py"
-
-
-def _driver():
-    spec = importlib.util.spec_from_file_location("run_corpus", DRIVER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["run_corpus"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_ag2v1_corpus_holds_the_readme_examples():
