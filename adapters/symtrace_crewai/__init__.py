@@ -24,6 +24,7 @@ TOOL = "crewai.tools.base_tool:Tool"
 STRUCTURED_TOOL = "crewai.tools.structured_tool:CrewStructuredTool"
 FLOW = "crewai.flow.runtime:Flow"
 USER_DATA = ("crewai_core.user_data", "crewai.events.listeners.tracing.utils")
+EVENT_BUS = "crewai.events.event_bus:CrewAIEventsBus"
 
 
 class CrewAIAdapter(PatchingAdapter):
@@ -113,6 +114,8 @@ class CrewAIAdapter(PatchingAdapter):
             *(Hook(f"{module}:_save_user_data", _pinning.unsaved_user_data,
                    "a recorded run does not write the user's CrewAI state")
               for module in USER_DATA),
+            Hook(f"{EVENT_BUS}.emit", _pinning.delivered_events,
+                 "verbose panels printed in emit order, not thread-pool order"),
         )
 
 

@@ -15,6 +15,8 @@
   so the recording and its replays would print different panels. While a session is active,
   CrewAI reads a pinned state (first run done, tracing declined: the panel is printed, no
   trace is collected) and writes nothing there.
+* The order of the console panels: CrewAI prints them from event handlers on a thread pool;
+  while a session is active an event's handlers finish before `emit` returns.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import json
 import threading
 import uuid
 from collections import Counter
+from concurrent import futures
 from typing import Any
 
 from symtrace.frameworks.contract import active, context
@@ -106,3 +109,28 @@ def unsaved_user_data(original: Original) -> Original:
             original(data)
 
     return save
+
+
+def delivered_events(original: Original) -> Original:
+    """`CrewAIEventsBus.emit`: while a session is active, the event's handlers have finished
+    when `emit` returns.
+
+    CrewAI runs sync event handlers, the verbose console panels among them, on a pool of ten
+    threads and returns at once (only stream chunks are delivered inline). So the panels of
+    two events close together, and a kickoff's "Crew Completion" panel (emitted after the
+    kickoff's last flush) against the program's next `print`, come out in thread-timing
+    order: a replay, which serves LLM calls without waiting, printed the panel in the middle
+    of the program's line (SYM-R107 under load). Waiting here gives one console order, the
+    emitting thread's, in the recording and in every replay. Not waited for on the bus's own
+    event-loop thread (an async handler emitting): its handlers run on that loop.
+    """
+
+    @functools.wraps(original)
+    def emit(self: Any, source: Any, event: Any) -> Any:
+        future = original(self, source, event)
+        if (future is not None and active() is not None
+                and threading.current_thread() is not getattr(self, "_loop_thread", None)):
+            futures.wait([future])  # a handler's exception stays in the future, as unpinned
+        return future
+
+    return emit

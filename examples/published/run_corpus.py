@@ -20,6 +20,7 @@ AG2 write under it). Prints one line per step and exits 1 if any step failed.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import subprocess
 import sys
@@ -59,16 +60,32 @@ class Program:
         return programs
 
 
-def symtrace(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "symtrace", *args], env=env, cwd=cwd,
+# frameworks whose programs run in another environment than the driver's (symtrace's CLI
+# runs there too: it is an editable install of this checkout in both)
+ENVIRONMENTS = {"ag2v1": HERE.parents[1] / ".nox" / "next" / "bin" / "python"}  # AG2 1.x
+
+
+def interpreter(program: Program, default: str = sys.executable) -> str:
+    """The Python of *program*'s framework: AG2 1.x's lives in the `next` nox env."""
+    python = ENVIRONMENTS.get(program.name.split("/", 1)[0])
+    return str(python) if python is not None else default
+
+
+def symtrace(*args: str, env: dict[str, str], cwd: Path,
+             python: str = sys.executable) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([python, "-m", "symtrace", *args], env=env, cwd=cwd,
                           capture_output=True, text=True, timeout=600)
 
 
-def run(program: Program, work: Path, python: str = sys.executable, *, replays: int = 3,
+def run(program: Program, work: Path, python: str | None = None, *, replays: int = 3,
         selective: bool = True) -> list[tuple[str, bool, str]]:
     """Every step of one program: (step, passed, detail). The fast subset the test suite
-    runs asks for one strict replay and no selective one."""
+    runs asks for one strict replay and no selective one. *python* (default: the program's
+    framework's interpreter) runs the program and symtrace's CLI."""
     from symtrace.stub import StubLLM
+
+    python = python or interpreter(program)
+    cli = functools.partial(symtrace, python=python)
 
     results: list[tuple[str, bool, str]] = []
     home = work / "home"
@@ -87,21 +104,21 @@ def run(program: Program, work: Path, python: str = sys.executable, *, replays: 
             results.append((name, ok, f"exit {done.returncode}, wanted {want}. {tail}"))
             return ok
 
-        if not step("record", symtrace("record", "-o", str(bundle), "--force", "--quiet",
+        if not step("record", cli("record", "-o", str(bundle), "--force", "--quiet",
                                        "--", python, program.path.name, env=env, cwd=cwd), 0):
             return results
         served = stub.served
         for i in range(1, replays + 1):
-            step(f"strict replay {i}", symtrace("replay", str(bundle), "--quiet", env=env,
+            step(f"strict replay {i}", cli("replay", str(bundle), "--quiet", env=env,
                                                 cwd=cwd), 0)
         results.append(("no request on replay", stub.served == served,
                         f"{stub.served - served} requests reached the endpoint"))
-        step("edited prompt diverges", symtrace("replay", str(bundle), "--quiet",
+        step("edited prompt diverges", cli("replay", str(bundle), "--quiet",
                                                 env={**env, "CORPUS_EDIT": "1"}, cwd=cwd), 90)
-        if selective and step("selective replay", symtrace(
+        if selective and step("selective replay", cli(
                 "replay", str(bundle), "--quiet", "--anchor", "agent_action_0000",
                 "--guidance", GUIDANCE, "-o", str(child), "--force", env=env, cwd=cwd), 0):
-            step("child strict replay", symtrace("replay", str(child), "--quiet", env=env,
+            step("child strict replay", cli("replay", str(child), "--quiet", env=env,
                                                  cwd=cwd), 0)
     return results
 
@@ -110,8 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", default=[], help="framework/name (repeat)")
     parser.add_argument("--list", action="store_true", help="list the programs and exit")
-    parser.add_argument("--python", default=sys.executable,
-                        help="interpreter of the programs (AG2 1.x: .nox/next/bin/python)")
+    parser.add_argument("--python", default=None,
+                        help="interpreter of the programs and the CLI (default: the "
+                             "framework's: AG2 1.x's is .nox/next/bin/python)")
     args = parser.parse_args(argv)
     programs = [p for p in Program.found() if not args.only or p.name in args.only]
     if args.list:

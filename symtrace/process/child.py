@@ -207,6 +207,8 @@ def _replay_hand_back(session: Replayer, writer: BundleWriter | None, egress: Eg
             "served": session.served_count,
             "live": session.live_count,
             "allowed_connections": egress.allowed_connections,
+            # a refusal is not a divergence: the construct would not replay from any bundle
+            "refused": unsupported_frameworks.refused(),
         }
         try:
             try:

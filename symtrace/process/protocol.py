@@ -172,6 +172,7 @@ class Replayed:
     live: int
     allowed_connections: int
     lineage: dict[str, Any] | None = None  # selective replay that went live at the anchor
+    refused: str | None = None  # an adapter refused a construct (maybe caught): exit 94
 
 
 @dataclass(frozen=True)
@@ -184,6 +185,7 @@ class Diverged:
     allowed_connections: int
     kind: str  # the ReplayDivergence subclass raised
     report: DivergenceReport = field(compare=False)
+    refused: str | None = None  # an adapter refused a construct (maybe caught): exit 94
 
     @property
     def rendered(self) -> str:
@@ -322,7 +324,7 @@ def _report(value: dict[str, Any], what: str) -> DivergenceReport:
 
 
 # written only when set (the replay report has had no "lineage" key for a strict replay)
-_OMITTED_WHEN_NULL = frozenset({"lineage", "writer_failed"})
+_OMITTED_WHEN_NULL = frozenset({"lineage", "writer_failed", "refused"})
 # field name -> (JSON type, may be null, conversion): one table for every hand-back
 _FIELD_TYPES: dict[str, tuple[type[Any], bool, Callable[[Any, str], Any] | None]] = {
     "adapters_used": (list, False, _strings),

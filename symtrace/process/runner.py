@@ -31,6 +31,7 @@ from symtrace.errors import (
     BundleWriteError,
     SymtraceError,
 )
+from symtrace.frameworks.refusals import refusal_error
 from symtrace.frameworks.registry import to_arm
 from symtrace.model.divergence import DivergenceReport
 from symtrace.model.redaction import REDACTED, SECRET_ENV_NAME, Redactor
@@ -110,6 +111,7 @@ def replay_bundle(
         if prepared.slot is not None:
             prepared.slot.discard()
         raise
+    _raise_refusal(hand_back, prepared.slot)
     verdict = _verify(prepared, ended, hand_back)
     return _finish(prepared, ended, verdict)
 
@@ -270,6 +272,16 @@ def _finish(prepared: _Prepared, ended: ChildExit, verdict: _Verdict) -> ReplayO
         stderr_left_out=ended.stderr_left_out,
         network_isolated=prepared.isolate,
     )
+
+
+def _raise_refusal(hand_back: object, slot: OutputSlot | None) -> None:
+    """An adapter refused a construct in the replayed program (the program may have caught
+    it): the replay fails with the refusal (exit 94), not as a divergence, and keeps no child."""
+    refused = getattr(hand_back, "refused", None)
+    if refused:
+        if slot is not None:
+            slot.discard()
+        raise refusal_error(refused)
 
 
 def _complete_child(

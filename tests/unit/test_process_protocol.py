@@ -143,3 +143,11 @@ def test_a_bad_launch_file_is_refused(mutate, says):
 def test_an_unreadable_launch_file_is_refused(tmp_path: Path):
     with pytest.raises(HandBackError, match="cannot read the launch file"):
         take_launch({ENV_LAUNCH: str(tmp_path / "gone.json")})
+
+
+def test_a_replay_hand_back_carries_a_refusal_and_omits_it_when_none():
+    """A refusal raised during a replay (maybe caught by the program) reaches the parent,
+    which fails with exit 94; a replay without one writes no `refused` key (the report)."""
+    refused = Replayed(**COUNTS, refused="chats 1 and 2 run at the same time")
+    assert parse_hand_back(wire(**protocol.hand_back_json(refused))) == refused
+    assert "refused" not in protocol.hand_back_json(Replayed(**COUNTS))
