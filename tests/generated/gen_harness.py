@@ -45,7 +45,7 @@ from hypothesis import strategies as st
 
 # CI: the simplest program of each topology (Hypothesis tries it first) plus, for AgentChat and
 # classic AG2, one drawn one; a CrewAI kickoff costs seconds. Sized to a few minutes of CI.
-CI_PROGRAMS_PER_TOPOLOGY = {"autogen_agentchat": 2, "ag2": 2, "crewai": 1}
+CI_PROGRAMS_PER_TOPOLOGY = {"autogen_agentchat": 2, "ag2": 2, "crewai": 1, "plain": 2}
 # read at import: the suite's root conftest clears SYMTRACE_* before every test runs
 ENV = {name: os.environ.get(name, "") for name in (
     "SYMTRACE_GEN_PROGRAMS", "SYMTRACE_GEN_REPLAYS", "SYMTRACE_GEN_RANDOM",
