@@ -91,10 +91,10 @@ class LiveFrontier:
 
 
 def ran_at_once(a: Turn | None, b: Turn | None) -> bool:
-    """Whether turns *a* and *b* (or turns they are inside) were siblings that may run at once:
-    one was open when the other opened, different tasks or threads opened them, or both are
-    forks (the rule replay/matching.py binds turns by). A turn and one inside it, or turns one
-    task opened one after the other, are ordered; so is anything without a turn."""
+    """Whether turns *a* and *b* (or turns they are inside) were siblings that ran at once: one
+    was open when the other opened (`with_`), or both are forks; the graph's lane order draws
+    no edge between such turns. A turn and one inside it, or turns that ran one after the
+    other (a step after a `gather`), are ordered; so is anything without a turn."""
     if a is None or b is None or a is b:
         return False
     ancestors_a = _chain(a)
@@ -106,7 +106,7 @@ def ran_at_once(a: Turn | None, b: Turn | None) -> bool:
                 return False  # one is inside the other
             if a_side.parent is b_side.parent:
                 return (a_side in b_side.with_ or b_side in a_side.with_
-                        or a_side.opener != b_side.opener or (a_side.fork and b_side.fork))
+                        or (a_side.fork and b_side.fork))
     return False
 
 

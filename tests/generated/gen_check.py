@@ -101,7 +101,8 @@ def first_carriers(carriers: list[Event]) -> dict[str, str]:
         key = turn.get("key", record.lane)
         if key in first:
             continue
-        if turn is opened or opened.get("key") in turn.get("with", ()):
+        if (turn is opened or opened.get("key") in turn.get("with", ())
+                or key in opened.get("with", ())):
             first[key] = record.id
     return first
 
