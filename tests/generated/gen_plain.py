@@ -46,11 +46,14 @@ def _tools(agent: AgentSpec) -> list[Callable[[str], str]]:
     return [symtrace.tool(tool_body(spec)) for spec in agent.tools]
 
 
-def _facts(program: Program, agent: AgentSpec) -> list[str]:
+def _facts(program: Program, agent: AgentSpec, instance: int) -> list[str]:
+    # each request looks up its own subject (two customers, two orders): the same tool asked
+    # the same thing by two concurrent turns of one lane is a known graph limit (identical
+    # tool results of sibling turns get linked across them; see docs/replay-semantics.md)
     facts = []
     for run_tool in _tools(agent):
         try:
-            facts.append(run_tool(program.task_topic))
+            facts.append(run_tool(f"{program.task_topic} #{instance}"))
         except ToolFailure as exc:
             facts.append(f"error: {exc}")
     return facts
@@ -84,7 +87,7 @@ async def _turn_async(client: openai.AsyncOpenAI, program: Program, agent: Agent
         answer = await _ask_async(client, program,
                                   _messages(program, agent, _task(program, instance)))
         lines = [f"{agent.name}[{instance}]: {answer}"]
-        facts = _facts(program, agent)
+        facts = _facts(program, agent, instance)
         if facts:
             again = await _ask_async(client, program,
                                      _followup(program, agent, instance, answer, facts))
@@ -117,7 +120,7 @@ def _turn_sync(client: openai.OpenAI, program: Program, agent: AgentSpec, instan
     with symtrace.agent(agent.name):
         answer = _ask_sync(client, program, _messages(program, agent, _task(program, instance)))
         lines = [f"{agent.name}[{instance}]: {answer}"]
-        facts = _facts(program, agent)
+        facts = _facts(program, agent, instance)
         if facts:
             again = _ask_sync(client, program, _followup(program, agent, instance, answer, facts))
             lines += [f"  facts: {facts}", f"{agent.name}[{instance}] again: {again}"]
