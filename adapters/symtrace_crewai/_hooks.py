@@ -383,28 +383,33 @@ def planning_summary(original: Original) -> Original:
 KICKOFF = "crewai.kickoff"
 
 
-def declaring_final(original: Original) -> Original:
-    """Crew.kickoff / akickoff, Agent.kickoff: declare the output's text as the final result."""
-    if inspect.iscoroutinefunction(original):
+def _declaring(declare: Callable[[Any, context.Turn | None], None]
+               ) -> Callable[[Original], Original]:
+    """A wrapper factory: run the target in a kickoff unit, then `declare(result, unit)`."""
+
+    def factory(original: Original) -> Original:
+        if inspect.iscoroutinefunction(original):
+
+            @functools.wraps(original)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                with context.activation(KICKOFF) as unit:
+                    result = await original(*args, **kwargs)
+                    declare(result, unit)
+                return result
+
+            return async_wrapper
 
         @functools.wraps(original)
-        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
             with context.activation(KICKOFF) as unit:
-                result = await original(*args, **kwargs)
-                declare_final(result, unit)
+                result = original(*args, **kwargs)
+                if not inspect.isawaitable(result):
+                    declare(result, unit)
             return result
 
-        return async_wrapper
+        return wrapper
 
-    @functools.wraps(original)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with context.activation(KICKOFF) as unit:
-            result = original(*args, **kwargs)
-            if not inspect.isawaitable(result):
-                declare_final(result, unit)
-        return result
-
-    return wrapper
+    return factory
 
 
 def opening_unit(original: Original) -> Original:
@@ -415,30 +420,6 @@ def opening_unit(original: Original) -> Original:
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
         with context.activation(KICKOFF):
             return await original(*args, **kwargs)
-
-    return wrapper
-
-
-def declaring_each_final(original: Original) -> Original:
-    """Crew.kickoff_for_each / kickoff_for_each_async / akickoff_for_each: the copies run at
-    once, so the result is all their texts, in input order (a list), not the last to end."""
-    if inspect.iscoroutinefunction(original):
-
-        @functools.wraps(original)
-        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-            with context.activation(KICKOFF) as unit:
-                results = await original(*args, **kwargs)
-                _declare_each(results, unit)
-            return results
-
-        return async_wrapper
-
-    @functools.wraps(original)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with context.activation(KICKOFF) as unit:
-            results = original(*args, **kwargs)
-            _declare_each(results, unit)
-        return results
 
     return wrapper
 
@@ -456,6 +437,13 @@ def declare_final(output: Any, unit: context.Turn | None = None) -> None:
     raw = getattr(output, "__dict__", {}).get("raw")  # a field: never trigger a property
     if active() is not None and isinstance(raw, str):
         final_result(raw, turn=unit)
+
+
+# Crew.kickoff / akickoff, Agent.kickoff: the output's text is the final result
+declaring_final = _declaring(declare_final)
+# Crew.kickoff_for_each / kickoff_for_each_async / akickoff_for_each: the copies run at once,
+# so the result is all their texts, in input order (a list), not the last one to end
+declaring_each_final = _declaring(_declare_each)
 
 
 def chain(*factories: Callable[[Original], Original]) -> Callable[[Original], Original]:
