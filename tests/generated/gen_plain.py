@@ -11,7 +11,9 @@ Topologies (the "one agent, concurrent turns" shape, issue 33):
 
 * ``gather``: the turns are asyncio tasks under `asyncio.gather` (AsyncOpenAI).
 * ``threads``: the turns run on a thread pool, one thread each (OpenAI; a pool does not copy
-  the context, so each block is a top-level turn started on its worker thread).
+  the context, so each block is a top-level turn started on its worker thread). The turns
+  meet at a barrier after they opened, so they always overlap: thread turns that happened not
+  to overlap in the recording are an open finding (docs/generated-programs.md).
 
 Streaming switches `stream=True` on every request (the transcript keeps the joined chunks).
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -31,6 +34,7 @@ import symtrace
 ADAPTER = ""  # none: the openai SDK's requests cross symtrace's own HTTP boundary
 MODEL = "gpt-4o-mini"
 REQUESTS = 2  # concurrent requests each agent serves
+BARRIER_TIMEOUT = 60.0  # seconds: a thread that never reaches the barrier fails the run
 
 
 def _task(program: Program, instance: int) -> str:
@@ -115,9 +119,10 @@ def _ask_sync(client: openai.OpenAI, program: Program, messages: list[dict[str, 
     return "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
 
 
-def _turn_sync(client: openai.OpenAI, program: Program, agent: AgentSpec, instance: int
-               ) -> list[str]:
+def _turn_sync(client: openai.OpenAI, program: Program, agent: AgentSpec, instance: int,
+               opened: threading.Barrier) -> list[str]:
     with symtrace.agent(agent.name):
+        opened.wait(BARRIER_TIMEOUT)
         answer = _ask_sync(client, program, _messages(program, agent, _task(program, instance)))
         lines = [f"{agent.name}[{instance}]: {answer}"]
         facts = _facts(program, agent, instance)
@@ -134,8 +139,9 @@ def _threads(program: Program) -> list[str]:
 
 def _threads_with(client: openai.OpenAI, program: Program) -> list[str]:
     work: list[tuple[AgentSpec, int]] = [(a, i) for a in program.agents for i in range(REQUESTS)]
+    opened = threading.Barrier(len(work))
     with ThreadPoolExecutor(len(work)) as pool:
-        turns = list(pool.map(lambda item: _turn_sync(client, program, *item), work))
+        turns = list(pool.map(lambda item: _turn_sync(client, program, *item, opened), work))
     lines = [line for turn in turns for line in turn]
     with symtrace.agent(program.agents[0].name):
         combined = _ask_sync(client, program, _combine(program, lines))

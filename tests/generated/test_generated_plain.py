@@ -4,14 +4,13 @@ one agent under `asyncio.gather` and in threads) pass the differential replay ch
 from __future__ import annotations
 
 import pytest
-from gen_harness import check_topology
-from gen_spec import TOPOLOGIES
+from gen_harness import check_topology, topology_params
 
 FRAMEWORK = "plain"
 pytestmark = [pytest.mark.slow]
 
 
-@pytest.mark.parametrize("topology", sorted(TOPOLOGIES[FRAMEWORK]))
+@pytest.mark.parametrize("topology", topology_params(FRAMEWORK))
 def test_generated_programs_replay(topology: str, stochastic_stub) -> None:
     import gen_plain
 
