@@ -3,8 +3,11 @@
 `initiate_chat` / `a_initiate_chat` return a `ChatResult`; its `summary` (the last message,
 or an LLM reflection) is what the program got out of the chat. Chats AG2 starts inside a
 chat (GroupChat "auto" speaker selection is a nested two-agent chat) are not results, so only
-the outermost chat of a context declares. The last top-level chat wins, and a program that
-calls `symtrace.final_result(...)` itself afterwards overrides it.
+the outermost chat of a context declares. Of chats one after the other the last wins; of
+top-level chats that overlap (one assistant serving two `a_initiate_chat`s under `gather`) the
+one opened later wins, whichever ended last (`context.activation`: the end order is timing, and
+R107 would blame the program for it). A program that calls `symtrace.final_result(...)` itself
+afterwards overrides it.
 
 `a_initiate_chats` starts each chat as `a_initiate_chat(chat_id=..., ...)` in a task of its
 own, concurrently with the others: such a chat is marked as one actor for lane naming
@@ -21,17 +24,17 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
-from symtrace.frameworks.contract import active, final_result, refuse_construct
+from symtrace.frameworks.contract import active, context, final_result, refuse_construct
 from symtrace_ag2 import _causes
 from symtrace_ag2._lanes import agent_name, concurrent_chat
 
 _depth: ContextVar[int] = ContextVar("symtrace_ag2_chat_depth", default=0)
 
 
-def _declare(result: Any) -> None:
+def _declare(result: Any, unit: context.Turn | None) -> None:
     summary = getattr(result, "summary", None)
     if isinstance(summary, str):
-        final_result(summary)
+        final_result(summary, turn=unit)
 
 
 def initiate_chat(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -39,12 +42,12 @@ def initiate_chat(original: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         token = _depth.set(_depth.get() + 1)
         try:
-            with _causes.chat(kwargs):
+            with context.activation("ag2.chat") as unit, _causes.chat(kwargs):
                 result = original(self, *args, **kwargs)
         finally:
             _depth.reset(token)
         if _depth.get() == 0:
-            _declare(result)
+            _declare(result, unit)
         return result
 
     return wrapper
@@ -55,12 +58,13 @@ def a_initiate_chat(original: Callable[..., Any]) -> Callable[..., Any]:
     async def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         token = _depth.set(_depth.get() + 1)
         try:
-            with concurrent_chat(kwargs.get("chat_id")), _causes.chat(kwargs):
+            with (context.activation("ag2.chat") as unit, concurrent_chat(kwargs.get("chat_id")),
+                  _causes.chat(kwargs)):
                 result = await original(self, *args, **kwargs)
         finally:
             _depth.reset(token)
         if _depth.get() == 0:
-            _declare(result)
+            _declare(result, unit)
         return result
 
     return wrapper

@@ -95,8 +95,12 @@ class CrewAIAdapter(PatchingAdapter):
             Hook(f"{CREW}.akickoff", h.chain(h.declaring_final, h.refusing_unsupported,
                                              _pinning.seeded_ids),
                  "async twin (kickoff_async uses kickoff)"),
-            Hook(f"{CREW}.kickoff_async", h.registering_crew,
-                 "the crew's place among concurrent crews, taken in the caller's task"),
+            Hook(f"{CREW}.kickoff_async", h.chain(h.opening_unit, h.registering_crew),
+                 "the crew's place among concurrent crews and its final-result unit, taken "
+                 "in the caller's task"),
+            *(Hook(f"{CREW}.{name}", h.declaring_each_final,
+                   "copies kicked off at once: the final result is their outputs in input order")
+              for name in ("kickoff_for_each", "kickoff_for_each_async", "akickoff_for_each")),
             Hook(f"{FLOW}._create_initial_state", h.flow_state_id,
                  "a user Flow's random state id (printed): record it, serve it on replay"),
             Hook(f"{FLOW}.kickoff_async", h.declaring_flow_final,

@@ -334,12 +334,13 @@ def declaring_flow_final(original: Original) -> Original:
 
     @functools.wraps(original)
     async def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        result = await original(self, *args, **kwargs)
-        if active() is not None and is_user_flow(self):
-            if isinstance(result, str):
-                final_result(result)
-            else:
-                declare_final(result)
+        with context.activation(KICKOFF) as unit:
+            result = await original(self, *args, **kwargs)
+            if active() is not None and is_user_flow(self):
+                if isinstance(result, str):
+                    final_result(result, turn=unit)
+                else:
+                    declare_final(result, unit)
         return result
 
     return wrapper
@@ -374,33 +375,75 @@ def planning_summary(original: Original) -> Original:
 
 
 # -- the run's final output ----------------------------------------------------------------------
-def declaring_final(original: Original) -> Original:
-    """Crew.kickoff / akickoff, Agent.kickoff: declare the output's text as the final result."""
-    if inspect.iscoroutinefunction(original):
+# Each kickoff is a unit of work (`context.activation`): of crews kicked off at once (two
+# `akickoff`s under `gather`) the result of the one kicked off later is the run's, whichever
+# ended last (their end order is timing; R107 would blame the program). A kickoff inside a
+# unit (CrewAI's copies in `kickoff_for_each`, a crew inside a Flow step, `kickoff_async`'s
+# thread) declares in that unit.
+KICKOFF = "crewai.kickoff"
+
+
+def _declaring(declare: Callable[[Any, context.Turn | None], None]
+               ) -> Callable[[Original], Original]:
+    """A wrapper factory: run the target in a kickoff unit, then `declare(result, unit)`."""
+
+    def factory(original: Original) -> Original:
+        if inspect.iscoroutinefunction(original):
+
+            @functools.wraps(original)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                with context.activation(KICKOFF) as unit:
+                    result = await original(*args, **kwargs)
+                    declare(result, unit)
+                return result
+
+            return async_wrapper
 
         @functools.wraps(original)
-        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-            result = await original(*args, **kwargs)
-            declare_final(result)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with context.activation(KICKOFF) as unit:
+                result = original(*args, **kwargs)
+                if not inspect.isawaitable(result):
+                    declare(result, unit)
             return result
 
-        return async_wrapper
+        return wrapper
+
+    return factory
+
+
+def opening_unit(original: Original) -> Original:
+    """Crew.kickoff_async: the unit opens in the caller's task (in program order), not in the
+    worker thread CrewAI runs `kickoff` on (threads start in any order)."""
 
     @functools.wraps(original)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        result = original(*args, **kwargs)
-        if not inspect.isawaitable(result):
-            declare_final(result)
-        return result
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with context.activation(KICKOFF):
+            return await original(*args, **kwargs)
 
     return wrapper
 
 
-def declare_final(output: Any) -> None:
-    """CrewOutput / LiteAgentOutput → its raw text; streaming outputs declare when they end."""
+def _declare_each(results: Any, unit: context.Turn | None) -> None:
+    raws = [getattr(r, "__dict__", {}).get("raw") for r in results] \
+        if isinstance(results, list) else []
+    if active() is not None and raws and all(isinstance(raw, str) for raw in raws):
+        final_result(raws, turn=unit)
+
+
+def declare_final(output: Any, unit: context.Turn | None = None) -> None:
+    """CrewOutput / LiteAgentOutput → its raw text; streaming outputs declare when they end.
+    *unit*: the kickoff's (None: the top-level turn running here)."""
     raw = getattr(output, "__dict__", {}).get("raw")  # a field: never trigger a property
     if active() is not None and isinstance(raw, str):
-        final_result(raw)
+        final_result(raw, turn=unit)
+
+
+# Crew.kickoff / akickoff, Agent.kickoff: the output's text is the final result
+declaring_final = _declaring(declare_final)
+# Crew.kickoff_for_each / kickoff_for_each_async / akickoff_for_each: the copies run at once,
+# so the result is all their texts, in input order (a list), not the last one to end
+declaring_each_final = _declaring(_declare_each)
 
 
 def chain(*factories: Callable[[Original], Original]) -> Callable[[Original], Original]:

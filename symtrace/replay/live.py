@@ -2,10 +2,13 @@
 
 Once the anchor's request (augmented with guidance) is sent live, the anchor and its causal
 descendants in G are no longer expected. A later call goes live when its lane already went
-live, its turn was caused by a lane that went live (attribution `dispatched_by`: a manager's
-speaker selection, the sender of a message or chat result that triggered the turn, with or
-without content), or a value its request carries comes from a live event; any other call
-must still match the remaining records strictly. Each live call keeps its reason (the
+live in a turn that did not run at the same time as the call's own (concurrent turns of one
+agent, two `ask()`s under `gather`, are independent: the sibling of the anchor's turn keeps
+being served, as the graph's lane order says, docs/replay-semantics.md), its turn was
+caused by a lane that went live (attribution `dispatched_by`: a manager's speaker selection,
+the sender of a message or chat result that triggered the turn, with or without content), or
+a value its request carries comes from a live event; any other call must still match the
+remaining records strictly. Each live call keeps its reason (the
 child's lineage lists them as `live_reasons`).
 
 Where a value comes from is decided by the run's own graph (model/graph.py
@@ -29,6 +32,7 @@ from collections.abc import Iterable
 
 from symtrace.model.events import Event
 from symtrace.model.graph import GraphBuilder
+from symtrace.session.context import Turn
 from symtrace.session.core import BoundaryCall
 
 HOW = {
@@ -44,11 +48,15 @@ class LiveFrontier:
         self.started = False
         self._graph = graph  # the replayed run's graph: where each value a call carries came from
         self._lanes: dict[str, str] = {}  # lane -> its first live event
+        self._lane_turns: dict[str, list[Turn | None]] = {}  # lane -> the turns it went live in
         self._live: set[str] = set()  # live events whose results are in the run
         self.reasons: dict[str, str] = {}  # live event id -> why it went live
 
     def went_live(self, call: BoundaryCall, event_id: str, reason: str) -> None:
         self._lanes.setdefault(call.attribution.lane, event_id)
+        turns = self._lane_turns.setdefault(call.attribution.lane, [])
+        if call.turn not in turns:
+            turns.append(call.turn)
         self.reasons[event_id] = reason
 
     def produced_by(self, event: Event) -> None:
@@ -66,7 +74,8 @@ class LiveFrontier:
         self._graph.note_turn(lane, causes)
         if not self.started:
             return None
-        if lane in self._lanes:
+        if lane in self._lanes and not all(ran_at_once(live, call.turn)
+                                           for live in self._lane_turns[lane]):
             return f"lane {lane} went live at {self._lanes[lane]}"
         for cause in causes:
             if cause in self._lanes:
@@ -79,6 +88,36 @@ class LiveFrontier:
             if source in self._live:
                 return HOW[how].format(source=source)
         return None
+
+
+def ran_at_once(a: Turn | None, b: Turn | None) -> bool:
+    """Whether turns *a* and *b* (or turns they are inside) were siblings that ran at once: one
+    was open when the other opened (`with_`), or both are forks; the graph's lane order draws
+    no edge between such turns. A turn and one inside it, or turns that ran one after the
+    other (a step after a `gather`), are ordered; so is anything without a turn."""
+    if a is None or b is None or a is b:
+        return False
+    ancestors_a = _chain(a)
+    for b_side in _chain(b):
+        if b_side.parent is None:
+            break
+        for a_side in ancestors_a:
+            if a_side is b_side:
+                return False  # one is inside the other
+            if a_side.parent is b_side.parent:
+                return (a_side in b_side.with_ or b_side in a_side.with_
+                        or (a_side.fork and b_side.fork))
+    return False
+
+
+def _chain(turn: Turn) -> list[Turn]:
+    """*turn* and the turns it is inside, innermost first (the root last)."""
+    out = []
+    current: Turn | None = turn
+    while current is not None:
+        out.append(current)
+        current = current.parent
+    return out
 
 
 def recorded_endpoints(records: Iterable[Event]) -> set[tuple[str, int]]:

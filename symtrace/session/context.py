@@ -125,10 +125,43 @@ _turn: ContextVar[Turn | None] = ContextVar("symtrace_turn", default=None)
 _root = Turn("", None, 0, None, "")
 
 
+# Top-level units of framework work whose results adapters declare (see `activation`): a tree
+# apart from the lanes' turns, so opening one changes nothing that is recorded or matched.
+_activation: ContextVar[Turn | None] = ContextVar("symtrace_activation", default=None)
+_activations = Turn("", None, 0, None, "")
+
+
 def reset_turns() -> None:
     """A new session numbers its top-level turns from 0 again."""
-    global _root
+    global _root, _activations
     _root = Turn("", None, 0, None, "")
+    _activations = Turn("", None, 0, None, "")
+
+
+@contextmanager
+def activation(kind: str) -> Iterator[Turn | None]:
+    """A framework's top-level unit of work whose result the adapter declares as the run's
+    final result (a classic AG2 chat, a CrewAI kickoff): yields the turn to declare it in
+    (`final_result(..., turn=...)`).
+
+    Inside a running turn that is the top-level turn (as `final_result` assumes by default),
+    inside another unit that unit (a crew CrewAI copies and kicks off inside
+    `kickoff_for_each`); otherwise the block opens a unit of its own, numbered apart from the
+    lanes' turns. Units that overlap (two chats under `gather`) then have `with_` like turns,
+    so `Session.declare_final` keeps the result of the one that opened later, whichever ended
+    last; units that ran one after the other keep "the last one's result".
+    """
+    enclosing = _activation.get() or top_turn()
+    if enclosing is not None:
+        yield enclosing
+        return
+    unit = _activations.open_child(kind, _owner())
+    token = _activation.set(unit)
+    try:
+        yield unit
+    finally:
+        _activation.reset(token)
+        _activations.closed(unit)
 
 
 def _current_task() -> Any:

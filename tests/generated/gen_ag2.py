@@ -4,7 +4,9 @@ Topologies: a two-agent chat (user proxy executing the assistant's tools; sync o
 at once with `concurrent`), group chats with each speaker-selection mode, nested chats (a
 reviewer's chat summarised back), `initiate_chats` sequences with carryover, and
 `a_initiate_chats` with concurrent prerequisite chats; summaries by `last_msg` or
-`reflection_with_llm`.
+`reflection_with_llm`. ``shared_agent`` ("one agent, concurrent turns"): one assistant serving
+two customers at once, each customer's user proxy in its own `a_initiate_chat` under
+`asyncio.gather` (the assistant keeps one history per peer; both proxies run its tools).
 """
 
 from __future__ import annotations
@@ -155,6 +157,17 @@ async def _chats_async(program: Program) -> list[Any]:
     return [results[k] for k in sorted(results)]
 
 
+async def _shared_agent(program: Program) -> list[Any]:
+    customers = [_user(program, f"customer_{i}") for i in range(2)]
+    assistant = _assistant(program, program.agents[0], customers[0])
+    for tool in program.agents[0].tools:  # the second customer's proxy runs them too
+        customers[1].register_for_execution(name=tool.name)(tool_body(tool))
+    return list(await asyncio.gather(*(
+        customer.a_initiate_chat(assistant, message=_task(program, i), max_turns=program.turns,
+                                 summary_method="last_msg")
+        for i, customer in enumerate(customers))))
+
+
 def run(program: Program) -> list[str]:
     topology = program.topology
     if topology == "two_agent":
@@ -178,6 +191,8 @@ def run(program: Program) -> list[str]:
         results = _sequence(program)
     elif topology == "chats_async":
         results = asyncio.run(_chats_async(program))
+    elif topology == "shared_agent":
+        results = asyncio.run(_shared_agent(program))
     else:
         raise ValueError(f"unknown AG2 topology {topology!r}")
     return _lines(results)

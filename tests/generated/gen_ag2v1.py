@@ -16,6 +16,9 @@ Topologies, each a pattern AG2 1.x's own docs and examples show:
   a time, ``TaskConfig.max_concurrency=1``).
 * ``hub_consulting``: agents registered on an in-process Network hub; the first opens a
   ``consulting`` channel to the second (the second's turn is started by the hub).
+* ``shared_agent`` ("one agent, concurrent turns"): one agent serving two requests at once,
+  two ``ask()`` (``ask``) or two ``Agent.run`` turns driven with ``start()`` / ``result()``
+  (``run``) under ``asyncio.gather``: each is a turn of the agent's one lane.
 * ``hub_delegate``: the program asks the first agent, which may consult the others over the
   hub with the Network plugin's ``delegate`` tool (and its other network tools: ``peers``,
   ``channels``, ``say``, ...).
@@ -159,6 +162,17 @@ async def _ask(program: Program, agent: Agent, instance: int) -> list[str]:
     return lines
 
 
+async def _shared_turn(program: Program, agent: Agent, instance: int) -> list[str]:
+    if program.option == "ask":
+        return await _ask(program, agent, instance)
+    chunks: list[str] = []
+    async with agent.run(_task(program, instance)) as turn:
+        turn.stream.where(ModelMessageChunk).subscribe(lambda chunk: chunks.append(chunk.content))
+        turn.start()
+        reply = await turn.result()
+    return await _lines(reply, chunks)
+
+
 def _team(program: Program) -> Agent:
     """The agents of a delegation program, wired by `as_tool`; returns the one asked."""
     specs = program.agents
@@ -228,6 +242,10 @@ async def _run(program: Program) -> list[str]:
         tasks = TaskConfig(prompt=TASK_PROMPT,
                            max_concurrency=1 if program.option == "bounded" else None)
         return await _ask(program, _agent(program, program.agents[0], tasks=tasks), 0)
+    if topology == "shared_agent":
+        agent = _agent(program, program.agents[0])
+        runs = await asyncio.gather(*(_shared_turn(program, agent, i) for i in range(2)))
+        return [line for lines in runs for line in lines]
     if topology == "hub_consulting":
         return await _hub_consulting(program)
     if topology == "hub_delegate":

@@ -4,6 +4,13 @@ Topologies: one assistant with tools (optionally reflecting on tool use), round-
 selector group chats, a swarm with hand-offs, GraphFlow fan-out (concurrent reviewers) and a
 conditional loop, and a Magentic-One orchestrator. `concurrent` runs two instances of the team
 at once (`asyncio.gather`), each with its own agents.
+
+``shared_agent`` ("one agent, concurrent turns"): one AssistantAgent object given two tasks at
+once (two `run`s under `asyncio.gather`). That is what AgentChat allows for one agent: a team
+refuses a second concurrent run ("The team is already running, it cannot run again until it is
+stopped."), and an agent has no such guard but keeps one model context, so the two runs share
+it (each run's requests carry what the other added before them, in the order the framework
+ran them).
 """
 
 from __future__ import annotations
@@ -110,9 +117,23 @@ def render(message: Any) -> str:
     return f"{getattr(message, 'source', '?')} {type(message).__name__}: {message.to_text()}"
 
 
+async def _shared_agent(program: Program) -> list[TaskResult]:
+    client = _client()
+    try:
+        agent = _agent(program, program.agents[0], client)
+        return list(await asyncio.gather(*(
+            agent.run(task=f"Plan a day in {program.task_topic} (request {i}).")
+            for i in range(2))))
+    finally:
+        await client.close()
+
+
 async def _run(program: Program) -> list[str]:
     instances = 2 if program.concurrent else 1
-    results = await asyncio.gather(*(_team_run(program, i) for i in range(instances)))
+    if program.topology == "shared_agent":
+        results = await _shared_agent(program)
+    else:
+        results = await asyncio.gather(*(_team_run(program, i) for i in range(instances)))
     lines = []
     for i, result in enumerate(results):
         lines.append(f"== instance {i}: {result.stop_reason}")

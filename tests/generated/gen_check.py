@@ -36,7 +36,7 @@ import symtrace
 from symtrace.bundle import load_bundle
 from symtrace.errors import ReplayDivergence, SymtraceError, UnsupportedConstruct
 from symtrace.model.divergence import DivergenceKind
-from symtrace.model.events import Event
+from symtrace.model.events import TURN, Event
 
 Runner = Callable[[Program], list[str]]
 THREAD_JOIN_TIMEOUT = 60.0
@@ -88,6 +88,25 @@ def agent_requests(events: list[Event]) -> list[Event]:
                   key=lambda e: e.position)
 
 
+def first_carriers(carriers: list[Event]) -> dict[str, str]:
+    """Where a changed prompt may first diverge: per lane, the first recorded request that
+    carries it, and the first one of each turn that ran at the same time as that one's turn
+    (concurrent turns of one agent replay whichever asks first; turns that ran one after the
+    other keep their order)."""
+    first: dict[str, str] = {}  # turn key (the lane, without turns) -> first carrier
+    lane_first: dict[str, dict[str, Any]] = {}  # lane -> the turn of its first carrier
+    for record in carriers:
+        turn = record.meta.get(TURN) or {}
+        opened = lane_first.setdefault(record.lane, turn)
+        key = turn.get("key", record.lane)
+        if key in first:
+            continue
+        if (turn is opened or opened.get("key") in turn.get("with", ())
+                or key in opened.get("with", ())):
+            first[key] = record.id
+    return first
+
+
 class Check:
     """Runs the three properties for programs of one framework against one stub."""
 
@@ -122,7 +141,8 @@ class Check:
 
     # -- property 1 -------------------------------------------------------------------------
     def _record(self, program: Program, bundle: Path) -> Outcome:
-        with symtrace.record(bundle, task=program.label, adapters=[self.adapter]):
+        adapters = [self.adapter] if self.adapter else []  # "": no framework (plain programs)
+        with symtrace.record(bundle, task=program.label, adapters=adapters):
             return outcome(self.run, program)
 
     def _strict(self, program: Program, bundle: Path, recorded: Outcome,
@@ -164,9 +184,7 @@ class Check:
             return
         name = candidates[pick % len(candidates)]
         finding.perturbed_agent = name
-        first_on_lane: dict[str, str] = {}
-        for record in carriers[name]:
-            first_on_lane.setdefault(record.lane, record.id)
+        first_on_lane = first_carriers(carriers[name])
         served = self.stub.served
         try:
             with symtrace.replay(bundle):
@@ -217,7 +235,10 @@ class Check:
         self._expect(bool(live), program, bundle, f"{where} made no live request")
         self._expect(guidance in _text(live[0].get("messages")), program, bundle,
                      f"{where}: the first live request does not carry the guidance")
-        lineage = load_bundle(child).lineage or {}
+        try:
+            lineage = load_bundle(child).lineage or {}
+        except SymtraceError as exc:
+            self._fail(program, child, f"{where} wrote a child that does not load: {exc}")
         reasons = lineage.get("live_reasons", {})
         unexplained = [e for e in lineage.get("live_events", [])  # results come with their call
                        if e not in reasons and not e.startswith("tool_result")]

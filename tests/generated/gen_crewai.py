@@ -4,10 +4,19 @@ Topologies: sequential crews (each task's output is the next one's context), a h
 crew (CrewAI's manager delegating to coworkers), overlapping `async_execution` tasks joined
 by a final task, a Flow whose two listeners run crews at the same time, and the ReAct text
 path (an `o1-…` model name: no function calling; `Thought/Action/Final Answer` text).
+
+``shared_agent`` ("one agent, concurrent turns"): one crew's work for two requests at once.
+CrewAI runs one task at a time per agent object (a second concurrent run of its executor is
+"Executor is already running", refused at record time, exit 94), so the concurrent construct
+is one crew *spec* run twice at once: ``akickoff``, two crews built from it under
+`asyncio.gather(crew.akickoff(...))`; ``for_each``, `kickoff_for_each_async` on one crew
+(CrewAI copies the crew, agents included, per input and runs the copies in threads). The
+crews' agents are on lanes of their own (`crew@2/<role>` for the second crew kicked off).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any
 
@@ -92,8 +101,31 @@ class GenFlow(Flow):  # type: ignore[type-arg]
         return Crew(agents=[agent], tasks=[task])
 
 
+def _request_crew(program: Program) -> Crew:
+    agents = [_agent(program, spec) for spec in program.agents]
+    task = Task(name="request", agent=agents[0], expected_output="A few sentences.",
+                description=f"Plan a day in {program.task_topic} (request {{request}}).")
+    return Crew(agents=agents, tasks=[task])
+
+
+def _shared_agent(program: Program) -> list[str]:
+    inputs = [{"request": str(i)} for i in range(2)]
+    if program.option == "for_each":
+        outputs = asyncio.run(_request_crew(program).kickoff_for_each_async(inputs=inputs))
+    else:
+        crews = [_request_crew(program) for _ in inputs]  # built in order: crew, crew@2
+
+        async def both() -> list[Any]:
+            return list(await asyncio.gather(*(crew.akickoff(inputs=i)
+                                               for crew, i in zip(crews, inputs, strict=True))))
+        outputs = asyncio.run(both())
+    return [line for output in outputs for line in _lines(output)]
+
+
 def run(program: Program) -> list[str]:
     topology = program.topology
+    if topology == "shared_agent":
+        return _shared_agent(program)
     if topology == "flow":
         _FLOW_PROGRAM[:] = [program]
         return _lines(GenFlow().kickoff())

@@ -45,7 +45,7 @@ from hypothesis import strategies as st
 
 # CI: the simplest program of each topology (Hypothesis tries it first) plus, for AgentChat and
 # classic AG2, one drawn one; a CrewAI kickoff costs seconds. Sized to a few minutes of CI.
-CI_PROGRAMS_PER_TOPOLOGY = {"autogen_agentchat": 2, "ag2": 2, "crewai": 1}
+CI_PROGRAMS_PER_TOPOLOGY = {"autogen_agentchat": 2, "ag2": 2, "crewai": 1, "plain": 2}
 # read at import: the suite's root conftest clears SYMTRACE_* before every test runs
 ENV = {name: os.environ.get(name, "") for name in (
     "SYMTRACE_GEN_PROGRAMS", "SYMTRACE_GEN_REPLAYS", "SYMTRACE_GEN_RANDOM",
@@ -54,6 +54,28 @@ for _name in ("SYMTRACE_GEN_REPORT", "SYMTRACE_GEN_KEEP"):  # tests chdir into t
     if ENV[_name]:
         ENV[_name] = os.path.abspath(ENV[_name])
 KEPT = re.compile(r"^bundle kept at: (.+)$", re.MULTILINE)
+
+
+# Topologies whose check fails today, with the finding (docs/generated-programs.md "Open
+# findings"): run and reported as xfail until fixed, so a fix shows up as XPASS.
+KNOWN_FAILING = {
+    ("ag2", "shared_agent"): "one assistant, two concurrent chats: a selective replay's child "
+    "does not replay strictly (SYM-R103), or the selective replay meets SYM-R102 when both "
+    "chats' tools return the same text (the graph links identical values across sibling "
+    "turns of one lane)",
+    ("autogen_agentchat", "shared_agent"): "one AssistantAgent, two runs at once: its turns "
+    "are recorded as forks that did not overlap, so the graph orders the second run after the "
+    "first; a selective replay anchored in the first serves the second when it asks first, "
+    "and the child names a superseded parent (does not load)",
+}
+
+
+def topology_params(framework: str) -> list[Any]:
+    """The framework's topologies as test parameters, the known-failing ones marked xfail."""
+    return [pytest.param(t, marks=pytest.mark.xfail(reason=KNOWN_FAILING[(framework, t)],
+                                                    strict=False))
+            if (framework, t) in KNOWN_FAILING else t
+            for t in sorted(TOPOLOGIES[framework])]
 
 
 def needs(module: str) -> None:

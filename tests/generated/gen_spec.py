@@ -103,6 +103,9 @@ def tool_body(spec: ToolSpec) -> Callable[[str], str]:
 
 
 # -- strategies ---------------------------------------------------------------------------------
+# `shared_agent`, `gather`, `threads`: "one agent, concurrent turns" (issue 33), one agent
+# object serving two requests at once where the framework allows it (AgentChat does not: its
+# agents and teams run one `run` at a time; see gen_agentchat.py)
 TOPOLOGIES: dict[str, dict[str, tuple[str, ...]]] = {
     "autogen_agentchat": {
         "single": ("", "reflect"),
@@ -112,6 +115,7 @@ TOPOLOGIES: dict[str, dict[str, tuple[str, ...]]] = {
         "graph_fanout": ("",),
         "graph_conditional": ("",),
         "magentic_one": ("",),
+        "shared_agent": ("",),
     },
     "ag2": {
         "two_agent": ("sync", "async"),
@@ -119,6 +123,7 @@ TOPOLOGIES: dict[str, dict[str, tuple[str, ...]]] = {
         "nested": ("last_msg", "reflection_with_llm"),
         "sequence": ("last_msg", "reflection_with_llm"),
         "chats_async": ("last_msg", "reflection_with_llm"),
+        "shared_agent": ("",),
     },
     "crewai": {
         "sequential": ("",),
@@ -126,6 +131,7 @@ TOPOLOGIES: dict[str, dict[str, tuple[str, ...]]] = {
         "async_tasks": ("",),
         "flow": ("",),
         "react": ("",),
+        "shared_agent": ("akickoff", "for_each"),
     },
     "ag2v1": {  # AG2 1.x (module `ag2`): the second environment only
         "ask": ("once", "followup"),
@@ -133,6 +139,11 @@ TOPOLOGIES: dict[str, dict[str, tuple[str, ...]]] = {
         "subtasks": ("parallel", "bounded"),
         "hub_consulting": ("",),
         "hub_delegate": ("",),
+        "shared_agent": ("ask", "run"),
+    },
+    "plain": {  # the openai SDK under `symtrace.agent` blocks, no framework (gen_plain.py)
+        "gather": ("",),
+        "threads": ("",),
     },
 }
 # (min, max) agents per topology; tools are drawn per agent within the framework's limits
@@ -144,10 +155,11 @@ AGENT_COUNTS = {
     "flow": (3, 3), "react": (1, 2),
     "ask": (1, 1), "delegation": (2, 3), "subtasks": (1, 1), "hub_consulting": (2, 2),
     "hub_delegate": (2, 3),
+    "shared_agent": (1, 1), "gather": (1, 2), "threads": (1, 2),
 }
 # topologies whose programs run concurrent parts by construction
 CONCURRENT_BY_SHAPE = frozenset({"graph_fanout", "chats_async", "async_tasks", "flow",
-                                 "subtasks"})
+                                 "subtasks", "shared_agent", "gather", "threads"})
 # where running two instances at once is offered
 CONCURRENT_OPTION = frozenset({"single", "round_robin", "two_agent", "ask", "delegation"})
 # topologies whose tools are not drawn (the framework's own tools only, or none that fit)

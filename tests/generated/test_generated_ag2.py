@@ -7,14 +7,13 @@ from gen_harness import needs
 
 needs("autogen")
 
-from gen_harness import check_topology  # noqa: E402
-from gen_spec import TOPOLOGIES  # noqa: E402
+from gen_harness import check_topology, topology_params  # noqa: E402
 
 FRAMEWORK = "ag2"
 pytestmark = [pytest.mark.framework(FRAMEWORK), pytest.mark.slow]
 
 
-@pytest.mark.parametrize("topology", sorted(TOPOLOGIES[FRAMEWORK]))
+@pytest.mark.parametrize("topology", topology_params(FRAMEWORK))
 def test_generated_programs_replay(topology: str, stochastic_stub, tmp_path, monkeypatch
                                    ) -> None:
     import gen_ag2

@@ -8,8 +8,7 @@ from gen_harness import needs
 needs("autogen_agentchat")
 needs("autogen_ext.models.openai")
 
-from gen_harness import check_topology  # noqa: E402
-from gen_spec import TOPOLOGIES  # noqa: E402
+from gen_harness import check_topology, topology_params  # noqa: E402
 
 FRAMEWORK = "autogen_agentchat"
 pytestmark = [
@@ -24,7 +23,7 @@ pytestmark = [
 # handed out while the other was still using its own. Every session now hands results out one
 # receiver at a time (symtrace/session/handoff.py); tests/unit/test_order_without_timing.py is
 # the deterministic regression test.
-@pytest.mark.parametrize("topology", sorted(TOPOLOGIES[FRAMEWORK]))
+@pytest.mark.parametrize("topology", topology_params(FRAMEWORK))
 def test_generated_programs_replay(topology: str, stochastic_stub) -> None:
     import gen_agentchat
 

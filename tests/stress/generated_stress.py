@@ -23,6 +23,7 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATED = ROOT / "tests" / "generated"
@@ -31,7 +32,17 @@ sys.path.insert(0, str(GENERATED))
 
 from replay_stress import burn  # noqa: E402
 
-RUNNERS = {"autogen_agentchat": "gen_agentchat", "ag2": "gen_ag2", "crewai": "gen_crewai"}
+# ag2v1 (AG2 1.x) runs in the second environment: .nox/next/bin/python tests/stress/...
+RUNNERS = {"autogen_agentchat": "gen_agentchat", "ag2": "gen_ag2", "crewai": "gen_crewai",
+           "ag2v1": "gen_ag2v1", "plain": "gen_plain"}
+
+
+def replays_of(finding: Any) -> int:
+    """Replays one program's check ran: its strict ones, the changed-prompt one, and per anchor
+    the selective replay plus, when it went live, the strict replay of its child."""
+    live = finding.anchors.get("live", 0)
+    return (finding.strict_replays + (finding.perturbed_agent is not None)
+            + sum(finding.anchors.values()) + live)
 
 
 def main() -> int:
@@ -72,7 +83,7 @@ def main() -> int:
                for _ in range(args.burners)]
     for process in burners:
         process.start()
-    failed = anchors = 0
+    failed = anchors = replays = 0
     started = time.monotonic()
     try:
         with StubLLM(mode="stochastic") as stub:
@@ -88,18 +99,20 @@ def main() -> int:
                 clock = time.monotonic()
                 try:
                     finding = check(program)
-                except AssertionError as exc:
+                except Exception as exc:  # a broken property, or the check itself crashed
                     failed += 1
-                    print(f"{index} {program.label} FAILED {str(exc)[:600]}", flush=True)
+                    print(f"{index} {program.label} FAILED {type(exc).__name__}: {str(exc)[:600]}\n"
+                          f"  program: {program!r}", flush=True)
                     continue
                 anchors += sum(finding.anchors.values())
+                replays += replays_of(finding)
                 print(f"{index} {program.label} ok {dict(finding.anchors)} "
                       f"{time.monotonic() - clock:.1f}s", flush=True)
     finally:
         for process in burners:
             process.terminate()
     print(f"total: {args.programs} programs ({args.framework} {args.topology}), {failed} failed, "
-          f"{anchors} selective replays checked, {time.monotonic() - started:.0f} s "
+          f"{replays} replays ({anchors} selective), {time.monotonic() - started:.0f} s "
           f"({args.burners} CPU burners, chaos {'off' if args.no_chaos else 'on'})")
     return 1 if failed else 0
 
