@@ -139,28 +139,36 @@ def test_a_provider_answering_429_and_503_gives_the_rows_of_a_healthy_one(sequen
                if r.get("api_calls"))
 
 
+def _start_study(out: Path, args: list[str], rows_first: int, **popen):
+    """The study CLI in a subprocess, returned once *rows_first* rows are written and the
+    next attempts are well under way."""
+    import subprocess
+    import sys
+    import time
+
+    config = out.parent / f"{out.name}.json"
+    config.write_bytes(orjson.dumps({**BASE, "out": str(out)}))
+    argv = [sys.executable, "-m", "symtrace_study", "run", str(config), *args, "--no-report"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **popen)
+    results = out / "results.jsonl"
+    deadline = time.time() + 600
+    while time.time() < deadline and proc.poll() is None:
+        if results.exists() and results.read_bytes().count(b"\n") >= rows_first:
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+    time.sleep(0.5)  # inside the next attempt
+    return proc, argv
+
+
 def test_sigterm_mid_run_exits_143_without_rows_for_attempts_in_flight_and_resume_finishes(
         sequential, tmp_path):
     import os
     import signal
     import subprocess
-    import sys
-    import time
 
     out = tmp_path / "cut"
-    config = tmp_path / "study.json"
-    config.write_bytes(orjson.dumps({**BASE, "out": str(out)}))
-    argv = [sys.executable, "-m", "symtrace_study", "run", str(config), "--backend", "local",
-            "--no-report"]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    results = out / "results.jsonl"
-    deadline = time.time() + 600
-    while time.time() < deadline and proc.poll() is None:
-        if results.exists() and results.read_bytes().count(b"\n") >= 2:
-            break
-        time.sleep(0.2)
-    assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-    time.sleep(0.5)  # well inside the next attempt
+    proc, argv = _start_study(out, ["--backend", "local"], rows_first=2)
     os.kill(proc.pid, signal.SIGTERM)
     assert proc.wait(timeout=120) == 143
     partial = rows(out)
@@ -285,24 +293,9 @@ def test_sigterm_to_the_runner_alone_stops_a_two_worker_pool(sequential, tmp_pat
     mid-attempt must exit rather than hand the interruption back as a result and wait for a
     next task (the runner then hung in join())."""
     import signal
-    import subprocess
-    import sys
-    import time
 
     out = tmp_path / "cut2"
-    config = tmp_path / "study.json"
-    config.write_bytes(orjson.dumps({**BASE, "out": str(out)}))
-    proc = subprocess.Popen([sys.executable, "-m", "symtrace_study", "run", str(config),
-                             "--workers", "2", "--no-report"], start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    results = out / "results.jsonl"
-    deadline = time.time() + 600
-    while time.time() < deadline and proc.poll() is None:
-        if results.exists() and results.read_bytes().count(b"\n") >= 1:
-            break
-        time.sleep(0.2)
-    assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-    time.sleep(0.5)  # both workers inside an attempt
+    proc, _ = _start_study(out, ["--workers", "2"], rows_first=1, start_new_session=True)
     proc.send_signal(signal.SIGTERM)
     try:
         assert proc.wait(timeout=120) == 143

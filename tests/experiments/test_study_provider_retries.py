@@ -24,7 +24,7 @@ from symtrace_study.study import Study
 
 import symtrace
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # cold frameworks on loaded runners
 FAILING = {"ag2": "shop-002", "crewai": "shop-001", "magentic": "shop-002"}
 
 
@@ -46,7 +46,7 @@ def test_sdk_retries_are_counted_and_the_guidance_survives_them(mas, tmp_path):
                     "faults_every": 1},
         "methods": ["suspicious"], "attempts": 1, "rq1": False, "infra_backoff": 0,
         "max_error_rate": 0.0})
-    Study(config, Console(file=io.StringIO())).run(workers=1, backend="local")
+    Study(config, Console(file=io.StringIO())).run(workers=1, backend="warm")
     rows = _rows(out)
     source, arm = rows["source"], rows["suspicious"]
     assert source["status"] == "failed", f"{mas}/{FAILING[mas]} should fail: {source}"
