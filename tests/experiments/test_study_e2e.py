@@ -214,13 +214,27 @@ def test_a_study_with_a_labels_file_runs_end_to_end(sequential, tmp_path):
                   attempts=1, rq1={"k": 1, "labels": str(bad)})
 
 
+SMALL = {"tasks": ["shop-010"], "methods": ["last"], "reference": "last", "attempts": 1,
+         "rq1": {"k": 1}}
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    """One failing plain-MAS case, RQ1 k = 1 and one node arm, on the warm backend: what the
+    scale-out and judge tests need without the whole `sequential` study."""
+    out = tmp_path_factory.mktemp("small") / "warm"
+    run_study(out, workers=1, backend="warm", **SMALL)
+    assert orjson.loads((out / "cases.json").read_bytes())["cases"], "shop-010 should fail"
+    return out
+
+
 def _canonical(table: dict[tuple, dict]) -> bytes:
     """The rows as canonical JSON, without what names the output directory."""
     return orjson.dumps({"|".join(map(str, key)): {k: v for k, v in row.items() if k != "bundle"}
                          for key, row in sorted(table.items())}, option=orjson.OPT_SORT_KEYS)
 
 
-def test_a_two_node_ray_cluster_gives_the_rows_of_the_warm_backend(sequential, tmp_path,
+def test_a_two_node_ray_cluster_gives_the_rows_of_the_warm_backend(small, tmp_path,
                                                                    monkeypatch):
     """A head and a second raylet on 127.0.0.1, one CPU each: the two one-CPU actors must
     run on different nodes. The study joins the cluster through $RAY_ADDRESS, as documented."""
@@ -228,9 +242,7 @@ def test_a_two_node_ray_cluster_gives_the_rows_of_the_warm_backend(sequential, t
     import ray
     from ray.cluster_utils import Cluster
 
-    reuse = {"methods": ["suspicious", "random", "last"], "rq1": {"k": 1},
-             "cases": str(sequential / "cases.json")}
-    run_study(tmp_path / "warm", workers=2, backend="warm", **reuse)
+    reuse = {**SMALL, "cases": str(small / "cases.json")}
     node = {"num_cpus": 1, "object_store_memory": 80 * 1024 * 1024}
     cluster = Cluster(initialize_head=True, head_node_args={**node, "include_dashboard": False})
     try:
@@ -244,12 +256,12 @@ def test_a_two_node_ray_cluster_gives_the_rows_of_the_warm_backend(sequential, t
     finally:
         ray.shutdown()
         cluster.shutdown()
-    warm, two_nodes = rows(tmp_path / "warm"), rows(tmp_path / "ray")
+    warm, two_nodes = rows(small), rows(tmp_path / "ray")
     assert warm and all(r["status"] != "error" for r in two_nodes.values()), two_nodes
     assert _canonical(two_nodes) == _canonical(warm)
 
 
-def test_rq1_judge_added_to_a_finished_study_judges_each_rejected_attempt_once(sequential,
+def test_rq1_judge_added_to_a_finished_study_judges_each_rejected_attempt_once(small,
                                                                               tmp_path):
     """`--resume` with `rq1.judge` added runs no attempt, only the judge (scripted stub), on
     the real attempt bundles; a second resume asks nothing; the report gives the agreement."""
@@ -260,12 +272,12 @@ def test_rq1_judge_added_to_a_finished_study_judges_each_rejected_attempt_once(s
     from symtrace.stub.server import StubLLM
 
     out = tmp_path / "judged"
-    shutil.copytree(sequential, out)
+    shutil.copytree(small, out)
     before = (out / "results.jsonl").read_bytes()
     script = {"rules": [], "default": {"content": '{"reproduced": true, "rationale": "same"}'}}
     with StubLLM(script=script) as stub:
-        rq1 = {"k": 2, "judge": {"base_url": stub.env()["OPENAI_BASE_URL"], "model": "judge"}}
-        config = parse_config({**BASE, "out": str(out), "rq1": rq1})
+        rq1 = {"k": 1, "judge": {"base_url": stub.env()["OPENAI_BASE_URL"], "model": "judge"}}
+        config = parse_config({**BASE, **SMALL, "out": str(out), "rq1": rq1})
         Study(config, Console(file=io.StringIO())).run(resume=True)
         asked = stub.served - 1  # the pre-flight
         Study(config, Console(file=io.StringIO())).run(resume=True)
@@ -288,7 +300,7 @@ def test_rq1_judge_added_to_a_finished_study_judges_each_rejected_attempt_once(s
     assert "method-blinded judge" in (out / "report.md").read_text()
 
 
-def test_sigterm_to_the_runner_alone_stops_a_two_worker_pool(sequential, tmp_path):
+def test_sigterm_to_the_runner_alone_stops_a_two_worker_pool(tmp_path):
     """`kill PID` (not the process group): the runner terminates its pool; a worker signalled
     mid-attempt must exit rather than hand the interruption back as a result and wait for a
     next task (the runner then hung in join())."""
