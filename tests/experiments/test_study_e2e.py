@@ -234,6 +234,11 @@ def _canonical(table: dict[tuple, dict]) -> bytes:
                          for key, row in sorted(table.items())}, option=orjson.OPT_SORT_KEYS)
 
 
+@pytest.mark.skipif(
+    not os.environ.get("SYMTRACE_RAY_CLUSTER_TEST"),
+    reason="opt-in (SYMTRACE_RAY_CLUSTER_TEST=1): starts a Ray head and a second raylet, ~60 s "
+           "idle; Ray waits a fixed 30 s for each raylet to register with its GCS, which a "
+           "shared 2-core runner under load misses (node startup timeout)")
 def test_a_two_node_ray_cluster_gives_the_rows_of_the_warm_backend(small, tmp_path,
                                                                    monkeypatch):
     """A head and a second raylet on 127.0.0.1, one CPU each: the two one-CPU actors must
