@@ -40,7 +40,6 @@ from symtrace.diagnosis import build_task_prompt, parse_task
 from symtrace.diagnosis.errors import NoEligibleAnchor
 from symtrace.diagnosis.repair import plan_repair
 from symtrace.model.divergence import DivergenceKind
-from symtrace.model.events import EventType
 from symtrace.process.runner import record_command, replay_bundle
 from symtrace_study.benchmark import Benchmark, Environment, task_index, task_split
 from symtrace_study.config import TASK_PROMPTS, StudyConfig
@@ -56,6 +55,7 @@ from symtrace_study.reproduction import (
     Signature,
     find_match,
     label_signature,
+    live_events,
     source_signatures,
 )
 
@@ -252,7 +252,7 @@ class AttemptRunner:
         row = _observed_row(observed, path)
         if job.phase == "rq1":
             bundle = symtrace.load_bundle(path)
-            row.update(self._reproduced(job, observed, bundle, {e.id for e in bundle.events}))
+            row.update(self._reproduced(job, observed, bundle, live_events(bundle)))
         return row
 
     def _replay(self, job: Job) -> dict[str, Any]:
@@ -271,13 +271,8 @@ class AttemptRunner:
                     "divergence": _divergence_text(outcome)}
         observed = self._observe(path, job)
         child = symtrace.load_bundle(path)
-        # the final result is the live suffix's product (the program ran on past the anchor),
-        # though lineage lists only boundary events as live: without it a source whose first
-        # symptom is its final result could never be reproduced by replay (a rerun could)
-        live = set((child.lineage or {}).get("live_events", [])) | {
-            e.id for e in child.events if e.type is EventType.FINAL_RESULT}
         return {**info, **_observed_row(observed, path), "diverged": False,
-                **self._reproduced(job, observed, child, live)}
+                **self._reproduced(job, observed, child, live_events(child))}
 
     def _node(self, job: Job) -> dict[str, Any]:
         """One selective replay with Δ at the arm's anchor, live suffix on OUR endpoint."""

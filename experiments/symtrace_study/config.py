@@ -105,6 +105,9 @@ class StudyConfig:
     trace_back: bool = True  # anchor at the symptom's origin in G (not in Algorithm 4)
     theta: float | None = None  # the eligibility threshold θ (None: ScoringConfig's)
     labels_path: Path | None = None  # RQ1: human labels per case (labels.py)
+    # RQ1's method-blinded reproduction judge (repro_judge.py): audit beside the rule-based
+    # check, never a row's status, so not a result-affecting setting (verdicts are keyed by it)
+    rq1_judge: JudgeSpec | None = None
     source: Path | None = field(default=None, compare=False)
 
     def templates(self) -> Templates:
@@ -204,10 +207,10 @@ def parse_config(raw: dict[str, Any], *, base: Path = Path("."), out: Path | Non
         rq1 = {"k": 0}
     if not isinstance(rq1, dict):
         raise StudyConfigError("rq1 must be an object {k, equivalence} or false")
-    unknown_rq1 = sorted(set(rq1) - {"k", "equivalence", "rerun_prompt", "labels"})
+    unknown_rq1 = sorted(set(rq1) - {"k", "equivalence", "rerun_prompt", "labels", "judge"})
     if unknown_rq1:
         raise StudyConfigError(f"unknown rq1 keys {unknown_rq1}; known: k, equivalence, "
-                               "rerun_prompt, labels")
+                               "rerun_prompt, labels, judge")
     labels_path = (base / rq1["labels"]) if rq1.get("labels") else None
     if labels_path is not None and not labels_path.is_file():
         raise StudyConfigError(f"rq1.labels: no labels file at {labels_path}")
@@ -266,6 +269,7 @@ def parse_config(raw: dict[str, Any], *, base: Path = Path("."), out: Path | Non
         trace_back=trace_back,
         theta=None if theta is None else float(theta),
         labels_path=labels_path,
+        rq1_judge=_judge(rq1.get("judge"), "rq1.judge"),
         source=source,
     )
     if config.backend.is_stub and not callable(getattr(benchmark, "stub_responder", None)):
@@ -362,9 +366,9 @@ def _tasks(raw: Any, benchmark: Benchmark) -> tuple[str, ...]:
     return tuple(raw)
 
 
-def _judge(raw: Any) -> JudgeSpec | None:
+def _judge(raw: Any, name: str = "judge") -> JudgeSpec | None:
     if raw is None:
         return None
     if not isinstance(raw, dict) or not raw.get("base_url") or not raw.get("model"):
-        raise StudyConfigError("judge needs base_url and model (or null: rules only)")
+        raise StudyConfigError(f"{name} needs base_url and model (or null: rules only)")
     return JudgeSpec(str(raw["base_url"]), str(raw["model"]), raw.get("api_key_env"))

@@ -65,3 +65,11 @@ class StudyInterrupted(StudyError):
         self.exit_code = 128 + signum
         super().__init__(f"interrupted by {signal.Signals(signum).name}: the attempts in flight "
                          "were discarded; run again with --resume to finish the study")
+
+
+class JudgeReplyMalformed(StudyError):
+    """The RQ1 reproduction judge answered something that is not a verdict (no JSON object,
+    no boolean `reproduced`, no rationale). Never read as a default: the judging stops, the
+    verdicts already stored stay, and a re-run asks only the attempts still unjudged."""
+
+    exit_code = EXIT_ADAPTER

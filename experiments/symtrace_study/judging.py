@@ -33,8 +33,13 @@ def diagnose_kwargs(config: StudyConfig, judge: Any) -> dict[str, Any]:
 
 
 def preflight(config: StudyConfig) -> None:
-    """One judge request before anything runs: an unreachable or misconfigured judge is a
-    typed error now, not a system error on every judged attempt later."""
+    """One request to each configured judge before anything runs: an unreachable or
+    misconfigured judge is a typed error now, not a system error on every judged attempt (or
+    a stop after hours of RQ1 attempts) later."""
+    if config.rq1_judge is not None and config.rq1_k:
+        from symtrace_study.repro_judge import ReproductionJudge, preflight_request
+
+        ReproductionJudge(config.rq1_judge)(preflight_request())  # typed errors, both ways
     judge = make_judge(config)
     if judge is None:
         return

@@ -10,12 +10,13 @@ cold workers as Ray actors (a cluster when $RAY_ADDRESS is set).
 from __future__ import annotations
 
 import multiprocessing
+import os
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from symtrace_study.config import StudyConfig
 from symtrace_study.endpoints import check_backend
-from symtrace_study.errors import BackendUnavailable
+from symtrace_study.errors import BackendUnavailable, StudyInterrupted
 from symtrace_study.jobs import Job
 from symtrace_study.worker import Worker
 
@@ -63,7 +64,13 @@ def _init(config: StudyConfig, warm: bool) -> None:
 
 def _run(job: Job) -> dict[str, Any]:
     assert _WORKER is not None
-    return _WORKER.run(job)
+    try:
+        return _WORKER.run(job)
+    except StudyInterrupted as exc:
+        # the pool would hand an Exception back as the task's result and wait for the next
+        # task: a worker that Pool.terminate() signalled mid-attempt would then never exit
+        # and the runner would hang in join(). SystemExit ends the process (Finalize runs).
+        raise SystemExit(exc.exit_code) from exc
 
 
 class LocalPool:
@@ -101,7 +108,10 @@ class RayPool:
                 "the ray backend needs the `ray` extra: pip install 'symtrace[ray]'") from exc
         self._ray = ray
         self._started = not ray.is_initialized()
-        if self._started:
+        if self._started and os.environ.get("RAY_ADDRESS"):
+            # joining a cluster: its nodes own their CPUs (Ray refuses num_cpus here)
+            ray.init(log_to_driver=False)
+        elif self._started:
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
                      ignore_reinit_error=True)
         actor = ray.remote(num_cpus=1)(worker)

@@ -396,6 +396,11 @@ def extra_sections(outdir: Path, study: dict[str, Any], frozen: dict[str, Any],
     out["flag_rates"] = extra.detector_flag_rates(outdir, sources, {"trace_back": trace_back})
     labelled = sorted({r["case"] for r in rows if r.get("target_from") == "label"})
     out["labels"] = {"path": config.get("labels_path"), "cases": labelled}
+    if config.get("rq1_judge"):
+        from symtrace_study.repro_judge import agreement, verdict_log
+
+        out["rq1_judge"] = agreement(rows, verdict_log(outdir).load().values(),
+                                     config["rq1_judge"])
     return out
 
 
@@ -433,6 +438,7 @@ def extra_markdown(summary: dict[str, Any]) -> list[str]:
                      if data[a][1] else "–" for a in ("replay", "rerun")]
             lines.append(f"| {bucket} | {data['cases']} | {cells[0]} | {cells[1]} |")
         lines.append("")
+    lines += judge_markdown(extra.get("rq1_judge"))
     rates = extra.get("flag_rates") or {}
     if rates:
         lines += _section("Detector flag rates on passing sources",
@@ -448,6 +454,28 @@ def extra_markdown(summary: dict[str, Any]) -> list[str]:
                          f"({share}) | {rules} |")
         lines.append("")
     return lines
+
+
+def judge_markdown(data: dict[str, Any] | None) -> list[str]:
+    """RQ1's method-blinded judge beside the rule-based mechanism test (repro_judge.py)."""
+    if not data:
+        return []
+    names = {"replay": "replay", "rerun": "rerun", "all": "pooled"}
+    lines = _section(
+        "RQ1: method-blinded judge vs the mechanism test",
+        f"The judge `{data['judge']['model']}` saw the source failure and each rejected "
+        "attempt's own live evidence, never the method; attempts the evaluator accepted and "
+        "diverged replays count as no reproduction for both. κ = Cohen's kappa; unjudged = "
+        "attempts still without a verdict (not counted).",
+        ["method", "attempts", "both", "rule only", "judge only", "neither", "agreement", "κ",
+         "rule rep_1", "judge rep_1", "unjudged"])
+    for method, t in sorted(data["methods"].items(), key=lambda kv: kv[0] == "all"):
+        kappa = "–" if t["kappa"] is None else f"{t['kappa']:.2f}"
+        lines.append(
+            f"| {names.get(method, method)} | {t['n']} | {t['both']} | {t['rule_only']} | "
+            f"{t['judge_only']} | {t['neither']} | {_pct(t['agreement'])} | {kappa} | "
+            f"{_pct(t.get('rule_rate'))} | {_pct(t.get('judge_rate'))} | {t['unjudged']} |")
+    return [*lines, ""]
 
 
 def write_report(outdir: Path) -> list[Path]:

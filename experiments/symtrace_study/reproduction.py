@@ -40,6 +40,7 @@ from symtrace.diagnosis.message_text import normalize_url, normalize_value
 from symtrace.diagnosis.symptoms import Evidence
 from symtrace.diagnosis.view import NodeView, TraceContext
 from symtrace.model.canonical import canonical_bytes
+from symtrace.model.events import EventType
 
 # Most specific first: a signature is compared on the first kind it has.
 FACET_ORDER = ("call", "output", "url", "error", "text")
@@ -161,6 +162,18 @@ def label_signature(label: Any, bundle: Bundle) -> Signature:
     facets = {evidence_facet(e) for e in label.evidence} or view_facets(view)
     return Signature(label.category, (), "*", label.agent or view.agent, label.evidence,
                      view.id, tuple(sorted(facets)))
+
+
+def live_events(bundle: Bundle) -> set[str]:
+    """The events an attempt produced itself: every event of a fresh run; of a selective
+    replay's child, the lineage's live events and its final result (the program produced it
+    after the anchor, though lineage lists only boundary events: without it a source whose
+    first symptom is its final result could never be reproduced by replay)."""
+    lineage = bundle.lineage or {}
+    if "live_events" not in lineage:
+        return {e.id for e in bundle.events}
+    return set(lineage["live_events"]) | {
+        e.id for e in bundle.events if e.type is EventType.FINAL_RESULT}
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ last complete row), so a resumed run appends cleanly and never duplicates a row.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +23,11 @@ def row_key(row: dict[str, Any]) -> Key:
 
 
 class ResultLog:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, key: Callable[[dict[str, Any]], Any] = row_key) -> None:
         self.path = path
+        self.key = key  # what makes two rows the same observation (a later one wins)
 
-    def load(self) -> dict[Key, dict[str, Any]]:
+    def load(self) -> dict[Any, dict[str, Any]]:
         """Complete rows by key (a later row for the same key wins; there should be none)."""
         if not self.path.exists():
             return {}
@@ -38,7 +40,7 @@ class ResultLog:
         for line in data[:good].splitlines():
             if line.strip():
                 row = orjson.loads(line)
-                rows[row_key(row)] = row
+                rows[self.key(row)] = row
         return rows
 
     def append(self, row: dict[str, Any]) -> None:

@@ -102,6 +102,7 @@ class Study:
             for attempt in range(2, self.config.attempts + 1):
                 jobs = plan.next_round(self.config, cases["cases"], attempt, rows)
                 self._execute(executor, jobs, rows, f"task arms, attempt {attempt}")
+            self._judge_reproductions(cases, rows)
         except StudyInterrupted as exc:
             interrupted = exc
             raise
@@ -181,6 +182,22 @@ class Study:
                 rows[(row["phase"], row["case"], row["arm"], row["attempt"])] = row
                 errors += row["status"] == "error"
                 progress.update(bar, advance=1, errors=errors)
+
+    def _judge_reproductions(self, cases: dict[str, Any], rows: dict[Key, dict[str, Any]]
+                             ) -> None:
+        """RQ1's method-blinded judge (repro_judge.py), after every attempt ran; resumable."""
+        if self.config.rq1_judge is None or not self.config.rq1_k:
+            return
+        from symtrace_study.judging import diagnose_kwargs, make_judge
+        from symtrace_study.repro_judge import judge_reproductions
+
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=self.console, transient=False) as progress:
+            bar = progress.add_task("RQ1 judge", total=None)
+            judge_reproductions(
+                self.config, list(rows.values()), cases["cases"],
+                diagnose_kwargs(self.config, make_judge(self.config)),
+                progress=lambda done, total: progress.update(bar, completed=done, total=total))
 
     def _check_errors(self, cases: dict[str, Any], rows: dict[Key, dict[str, Any]]
                       ) -> dict[str, Any]:

@@ -126,6 +126,36 @@ def parse_verdict(text: str, proposed: tuple[Category, ...], model: str | None) 
     )
 
 
+def chat_completion(client: httpx.Client, base_url: str, model: str, system: str, user: str, *,
+                    api_key: str | None = None, timeout: float = 60.0,
+                    json_mode: bool = False) -> str:
+    """One temperature-0 chat completion at an OpenAI-compatible endpoint: the reply's text.
+    Transport errors, HTTP errors and a body that is no chat completion are JudgeError."""
+    body: dict[str, Any] = {
+        "model": model,
+        "temperature": 0,
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+    }
+    if json_mode:
+        body["response_format"] = {"type": "json_object"}
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    url = f"{base_url.rstrip('/')}/chat/completions"
+    try:
+        response = client.post(url, json=body, headers=headers, timeout=timeout)
+    except httpx.HTTPError as exc:
+        raise JudgeError(f"judge request to {url} failed: {exc}") from exc
+    if response.status_code >= 400:
+        raise JudgeError(
+            f"judge at {url} answered HTTP {response.status_code}: {quote(response.text, 200)}"
+        )
+    try:
+        message = response.json()["choices"][0]["message"]
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise JudgeError(f"judge at {url} did not return a chat completion") from exc
+    content = message.get("content") if isinstance(message, dict) else None
+    return str(content or "")
+
+
 def _first_object(text: str) -> dict[str, Any] | None:
     decoder = json.JSONDecoder()
     start = text.find("{")
@@ -168,32 +198,11 @@ class OpenAIJudge:
         self._owns_client = client is None
 
     def __call__(self, request: JudgeRequest) -> JudgeVerdict:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "temperature": 0,
-            "messages": [
-                {"role": "system", "content": self.system_prompt},
-                {"role": "user", "content": canonical_bytes(request.to_json()).decode()},
-            ],
-        }
-        if self.json_mode:
-            body["response_format"] = {"type": "json_object"}
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        url = f"{self.base_url}/chat/completions"
-        try:
-            response = self.client.post(url, json=body, headers=headers, timeout=self.timeout)
-        except httpx.HTTPError as exc:
-            raise JudgeError(f"judge request to {url} failed: {exc}") from exc
-        if response.status_code >= 400:
-            raise JudgeError(
-                f"judge at {url} answered HTTP {response.status_code}: {quote(response.text, 200)}"
-            )
-        try:
-            message = response.json()["choices"][0]["message"]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise JudgeError(f"judge at {url} did not return a chat completion") from exc
-        content = message.get("content") if isinstance(message, dict) else None
-        return parse_verdict(str(content or ""), request.proposed, self.model)
+        content = chat_completion(self.client, self.base_url, self.model, self.system_prompt,
+                                  canonical_bytes(request.to_json()).decode(),
+                                  api_key=self.api_key, timeout=self.timeout,
+                                  json_mode=self.json_mode)
+        return parse_verdict(content, request.proposed, self.model)
 
     @property
     def client(self) -> httpx.Client:
