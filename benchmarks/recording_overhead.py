@@ -266,6 +266,48 @@ def symtrace_inline(path: Path) -> Iterator[None]:
             os.environ[WRITER_ENV] = previous
 
 
+@contextlib.contextmanager
+def symtrace_thread(path: Path) -> Iterator[None]:
+    """symtrace inline, but each event's bundle write handed to one plain background thread
+    (a FIFO queue; the graph stays on the calling thread, which decides parents from it): the
+    candidate "writer thread" measured against writing on the calling thread. The seal waits
+    for the queue to drain."""
+    import queue
+    import threading
+
+    from symtrace.record import sinks
+    from symtrace.session.sink import InlineSink
+
+    pending: queue.Queue[Any] = queue.Queue()
+
+    def drain() -> None:
+        while (item := pending.get()) is not None:
+            item[0].write_event(item[1])
+            pending.task_done()
+        pending.task_done()
+
+    def emit(self: InlineSink, event: Any) -> None:
+        if self.writer is not None:
+            pending.put((self.writer, event))
+        self.graph.completed(event)
+
+    def complete(self: Any, **kwargs: Any) -> None:
+        pending.join()
+        original_complete(self, **kwargs)
+
+    thread = threading.Thread(target=drain, daemon=True)
+    thread.start()
+    original_emit, original_complete = InlineSink.emit, sinks.InlineRecording.complete
+    InlineSink.emit, sinks.InlineRecording.complete = emit, complete  # type: ignore[method-assign]
+    try:
+        with symtrace_inline(path):
+            yield
+    finally:
+        InlineSink.emit, sinks.InlineRecording.complete = original_emit, original_complete  # type: ignore[method-assign]
+        pending.put(None)
+        thread.join()
+
+
 def vcrpy_record(path: Path) -> contextlib.AbstractContextManager[Any]:
     import vcr  # type: ignore[import-untyped]
 
@@ -278,6 +320,7 @@ VARIANTS: dict[str, Callable[[Path], contextlib.AbstractContextManager[Any]]] = 
     "symtrace": symtrace_record,
     "symtrace-inline": symtrace_inline,
     "symtrace-at-read": symtrace_at_read,
+    "symtrace-thread": symtrace_thread,
 }
 
 

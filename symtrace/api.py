@@ -54,7 +54,7 @@ from symtrace.model.redaction import Redactor
 from symtrace.model.runtime_info import version_warnings
 from symtrace.record.outcome import complete_bundle
 from symtrace.record.recorder import Recorder
-from symtrace.record.sinks import Recording, new_recording
+from symtrace.record.recording import Recording, new_recording
 from symtrace.replay.anchors import ResolvedAnchor, resolve_anchor
 from symtrace.replay.replayer import Replayer
 from symtrace.session.core import Session, activate, deactivate, final_result
@@ -87,23 +87,12 @@ def record(
     secrets: Sequence[str] = (),
     adapters: Sequence[str] | None = None,
     overwrite: bool = False,
-    writer: str | None = None,
-    graph: str | None = None,
 ) -> Iterator[Handle]:
     """Record every boundary call made inside the block into a bundle at *path*.
 
     Python's `random` is seeded from a recorded seed (s0) so programs that draw from it make
     the same draws on replay. A block that raises still produces a complete bundle whose
     outcome is "error": failing runs are the ones worth keeping.
-
-    *writer*: `"process"` (default, or $SYMTRACE_WRITER) derives the graph and writes the
-    bundle in a writer process, `"inline"` in this one; the bundle is the same
-    (docs/recording-process.md).
-
-    *graph*: `"at-record"` (default, or $SYMTRACE_GRAPH) derives the event-dependency graph
-    while recording and writes each event's parents; `"at-read"` leaves the derivation to
-    whoever reads the bundle (format 3: recording a conversation costs about half as much in
-    the writer; the first read of the parents derives them all, docs/bundle-format.md).
     """
     seed = new_seed() if seed is None else seed
     redactor = Redactor.from_environment(secrets)
@@ -117,8 +106,7 @@ def record(
         hash_seed=os.environ.get("PYTHONHASHSEED"),
         adapters=[a.name for a in names],
     )
-    sink = new_recording(path, manifest, redactor=redactor, overwrite=overwrite, writer=writer,
-                         graph=graph)
+    sink = new_recording(path, manifest, redactor=redactor, overwrite=overwrite)
     session = Recorder(None, redactor, sink=sink)
     egress = EgressRecorder()
     refusals_before = len(framework_refusals.refusals())
@@ -141,9 +129,6 @@ def record(
                           error=f"{type(exc).__name__}: {exc}")
                 raise
             _note_adapters_used(sink.manifest, names, adapters)
-        # the session ended (calls still in flight were recorded): a failure the writer
-        # process hit on the last events is raised here, before anything is sealed
-        session.guarded(sink.check)
         if session.refusal is not None:  # the block caught the refusal: still keep nothing
             raise RedactionError(session.refusal)
         if egress.refused:  # raised inside the block and swallowed by the program

@@ -59,7 +59,6 @@ def cmd_record(args: argparse.Namespace) -> int:
         env_keep=args.env,
         force=args.force,
         quiet=args.quiet,
-        graph=args.graph,
     )
     if outcome.complete:
         term.err(

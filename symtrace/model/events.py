@@ -113,11 +113,6 @@ class Event:
     response_hash: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     content_hash: str = ""
-    # A call (or final_result) recorded with the graph derived at read (bundle format 3): what
-    # deriving its parents reads, written in place of them: {"seen": the number of event
-    # lines written before the call started, "causes": its attribution's dispatched_by, when
-    # any} (symtrace.model.graph_at_read). None: the parents are the event's own.
-    derive: dict[str, Any] | None = None
 
     @property
     def is_llm(self) -> bool:
@@ -150,12 +145,12 @@ class Event:
         }
         if meta is not None:
             changes["meta"] = meta
-        # the field names are known good: the copy without evolve's checks
-        return _evolved(self, changes) if type(self) is Event else self.evolve(**changes)
+        return self.evolve(**changes)
 
     def evolve(self, **changes: Any) -> Event:
         """`dataclasses.replace` for events, without its generic machinery (every recorded
-        call copies its event at least once: hashed). Unknown field names raise TypeError."""
+        call copies its event at least once: hashed): the one way an event is copied.
+        Unknown field names raise TypeError."""
         unknown = changes.keys() - _FIELD_NAMES
         if unknown:
             raise TypeError(f"Event has no field(s) {sorted(unknown)}")
@@ -191,30 +186,10 @@ class Event:
         """An event from its JSON form; a missing or ill-typed field raises KeyError,
         ValueError or TypeError. *edges*: a cache shared across one bundle's events (an Edge
         is an immutable value, so equal edges can be one object)."""
-        event = object.__new__(cls)
-        event._fill(data, {} if edges is None else edges)
-        _set(event, "request", data.get("request"))
-        _set(event, "response", data.get("response"))
-        return event
-
-    @classmethod
-    def from_parts(cls, data: dict[str, Any], parents: tuple[Edge, ...],
-                   request: JSONValue, derive: dict[str, Any] | None = None) -> Event:
-        """An event a recording process serialised (`to_json`) for its writer process, whose
-        *parents* and *request* are given apart (derived there; sent once, with its call):
-        one construction, not from_json and a copy (symtrace/record/writer_process.py)."""
-        event = object.__new__(cls)
-        event._fill(data, {})
-        _set(event, "parents", parents)
-        _set(event, "derive", derive)
-        _set(event, "request", request)
-        _set(event, "response", data.get("response"))
-        return event
-
-    def _fill(self, data: dict[str, Any], edges: dict[tuple[str, str], Edge]) -> None:
-        """Set every field but request and response from *data* (what from_json and the
-        lazy reader share). Loading a bundle builds tens of thousands of events: the frozen
-        dataclass __init__ (one checked setattr per field, defaults) costs three times this."""
+        # Loading a bundle builds tens of thousands of events: the frozen dataclass __init__
+        # (one checked setattr per field, defaults) costs three times these sets.
+        self = object.__new__(cls)
+        edges = {} if edges is None else edges
         position = data["position"]
         _set(self, "id", data["id"])
         _set(self, "position", position if type(position) is int else int(position))
@@ -224,13 +199,7 @@ class Event:
         _set(self, "agent", data.get("agent"))
         _set(self, "reason", data.get("reason"))
         parents = []
-        stored = data.get("parents", ())
-        if type(stored) is dict:  # derived at read (format 3): the inputs of its derivation
-            _set(self, "derive", stored)
-            stored = ()
-        else:
-            _set(self, "derive", None)
-        for p in stored:
+        for p in data.get("parents", ()):
             key = (p["source"], p["kind"])
             edge = edges.get(key)
             if edge is None:
@@ -241,6 +210,9 @@ class Event:
         _set(self, "response_hash", data.get("response_hash"))
         _set(self, "meta", dict(data.get("meta") or {}))
         _set(self, "content_hash", data.get("content_hash", ""))
+        _set(self, "request", data.get("request"))  # a LazyEvent's: its blob refs, joined later
+        _set(self, "response", data.get("response"))
+        return self
 
 
 _set = object.__setattr__  # frozen: fields are set once, while an event is being built
