@@ -47,6 +47,11 @@ class LazyEvent(Event):
         object.__setattr__(event, "_joiner", joiner)
         return event  # type: ignore[return-value]
 
+    def _take_content(self, request: Any, response: Any) -> None:
+        object.__setattr__(self, "_request", request)  # blob refs, joined once `of` gives a
+        object.__setattr__(self, "_response", response)  # joiner
+        object.__setattr__(self, "_joiner", None)
+
     request = _lazy_field("_request")  # type: ignore[assignment]
     response = _lazy_field("_response")  # type: ignore[assignment]
 
