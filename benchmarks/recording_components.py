@@ -1,7 +1,7 @@
 """Where a recorder's CPU goes, per component, inside the openai SDK's process.
 
     .venv/bin/python benchmarks/recording_components.py [--shape conversation|short]
-        [--mode sync|async|stream] [--variant symtrace|symtrace-inline|vcrpy|unrecorded]
+        [--mode sync|async|stream] [--variant symtrace|vcrpy|unrecorded]
         [--sessions 6] [--calls 40] [--component MODULE:QUALNAME ...] [--repo PATH]
 
 Runs one workload of `recording_overhead.py` (same shapes, same local stub endpoint in its own
@@ -11,14 +11,13 @@ call:
 * this process's CPU (`time.process_time`, all threads) and the garbage collector's share of it
   (`gc.callbacks`; the collector is pinned before each session, `gc.collect()` + `gc.freeze()`,
   as in `recording_overhead.py`);
-* the CPU of the processes the recorder started (symtrace's writer process), from /proc;
+* the CPU of any process the recorder started, from /proc (none expected);
 * for each component (a function or method, wrapped at class level): main-thread CPU
   (`time.thread_time_ns`) from its entry to its return, *including what it calls* and
   *excluding collections that ran meanwhile* (a collection is triggered by whoever allocates
   the 700th object, not by the component that pays for it), and its calls per recorded call.
   Components nest (``Recorder.begin`` includes ``GraphBuilder.parents_for``): they do not add
-  up. A component this symtrace does not have is listed as absent (the writer process moved
-  graph derivation and bundle writing out of the program's process).
+  up. A component the imported symtrace does not have (``--repo``) is listed as absent.
 
 ``--repo PATH`` imports symtrace (and this script's sibling modules) from another checkout, to
 compare two versions in the same minute; ``--component`` adds components (``module:Class.attr``
@@ -51,11 +50,6 @@ DEFAULT_COMPONENTS = (
     "symtrace.model.graph:GraphBuilder.parents_for",
     "symtrace.model.graph:GraphBuilder.completed",
     "symtrace.bundle.writer:BundleWriter.write_event",
-    "symtrace.record.offload:OffloadedSink.open_call",
-    "symtrace.record.offload:OffloadedSink.emit",
-    "symtrace.record.offload:WriterProcess.send",
-    "symtrace.record.offload:WriterProcess.request",
-    "symtrace.record.offload:encode",  # frames.encode as offload calls it
     "httpx:HTTPTransport.handle_request",
     "httpx:AsyncHTTPTransport.handle_async_request",
     "httpx:Client._send_single_request",

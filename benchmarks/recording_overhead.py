@@ -1,7 +1,7 @@
 """Is symtrace cheap enough to leave on? Recording, replay, size and load, side by side.
 
     .venv/bin/python benchmarks/recording_overhead.py [--rounds 30] [--calls 40]
-        [--variants unrecorded vcrpy symtrace symtrace-inline symtrace-at-read] [--dump FILE]
+        [--variants unrecorded vcrpy symtrace] [--dump FILE]
         [--events 500 5000 50000] [--replay-rounds 5] [--replay-cap N]
         [--only record|replay|size] [--client openai|httpx]
 
@@ -9,10 +9,8 @@ One run prints four tables (CPU time, never wall time: the machine is shared and
 is noise; the stub endpoint runs in a separate process so its CPU is not counted):
 
 1. **Recording overhead per call**, openai SDK against a local stub endpoint (its own process):
-   unrecorded, recorded by vcrpy, by symtrace (its default: graph derivation and bundle writing
-   in a writer process, where this symtrace has one) and by symtrace-inline (SYMTRACE_WRITER=inline:
-   everything in the program's process), and by symtrace-at-read (graph="at-read": the graph
-   derived when the bundle is read, bundle format 3). Shapes: a short one-message request, and a
+   unrecorded, recorded by vcrpy, and by symtrace (graph derived and bundle written on the
+   calling thread: docs/recording-process.md). Shapes: a short one-message request, and a
    ~8 KB 20-message conversation (a running chat: each call appends the last reply and a new user
    turn and keeps the system prompt plus the latest 19 messages, as a context window does). Modes:
    sync, async (one long-lived event loop), and sync streaming. ``--client httpx`` sends the
@@ -20,14 +18,14 @@ is noise; the stub endpoint runs in a separate process so its CPU is not counted
    unrecorded cell costs ~1-2 ms, so the paired difference (in-proc, total) is precise; both
    recorders hook httpx's transport, as under the SDK. A cell is one session of
    ``--calls`` calls; its cost is the CPU of its calls plus the session's exit (vcrpy writes its
-   cassette there, symtrace seals its bundle), per call; the session's entry, and the one-time
-   start of symtrace's writer process, are reported apart. Rounds are interleaved (every
-   variant of a workload back to back, the order rotating), and per cell it prints, as the
+   cassette there, symtrace seals its bundle), per call; the session's entry is reported
+   apart. Rounds are interleaved (every variant of a workload back to back, the order
+   rotating), and per cell it prints, as the
    median over rounds with a 95 % confidence interval of the median (order statistics):
    * **in-proc**: this process's CPU (`time.process_time`, all its threads) minus the
      unrecorded cell's of the same round;
-   * **writer**: CPU of the processes the recorder started (symtrace's writer process), read
-     from /proc (`schedstat`, ns), which `process_time` does not see; zero for vcrpy;
+   * **writer**: CPU of any process the recorder started, read from /proc (`schedstat`, ns),
+     which `process_time` does not see (neither recorder starts one: it shows they don't);
    * **total** = in-proc + writer, the figure compared with vcrpy's (whose cost is all in its
      own process) and the one the verdict line states;
    * **hooks**: a direct measure, far less noisy: main-thread CPU inside the recorder's own
@@ -50,9 +48,7 @@ is noise; the stub endpoint runs in a separate process so its CPU is not counted
    them for the completion order). Tool boundaries only, so the figure is symtrace's own cost,
    not the SDK's. ``--replay-cap N`` replays only the first N calls of each bundle (for an
    O(n)-per-event implementation that would take hours at 50,000); the table says so.
-   ``--replay-rounds`` replays per bundle (fewer for the largest). Each size is recorded in
-   both formats: 2 (the graph derived while recording) and 3 (derived at read: opening a
-   strict replay derives it, so "open" includes the derivation).
+   ``--replay-rounds`` replays per bundle (fewer for the largest).
 3. **Bundle bytes and file count vs events, and load time** (`symtrace.load_bundle`, CPU).
 4. **Bundle bytes and files vs conversation length** (LLM calls re-sending their history), with
    the verbatim size of the same events for comparison.
@@ -233,37 +229,12 @@ class Clients:
 
 
 # -- recording variants -------------------------------------------------------------------------
-WRITER_ENV = "SYMTRACE_WRITER"  # "inline": symtrace writes in the program's process
-
-
 def unrecorded(_: Path) -> contextlib.AbstractContextManager[Any]:
     return contextlib.nullcontext()
 
 
 def symtrace_record(path: Path) -> contextlib.AbstractContextManager[Any]:
     return symtrace.record(path / "bundle", overwrite=True)
-
-
-def symtrace_at_read(path: Path) -> contextlib.AbstractContextManager[Any]:
-    """symtrace with the graph derived when the bundle is read (format 3), not recorded."""
-    return symtrace.record(path / "bundle", overwrite=True, graph="at-read")
-
-
-@contextlib.contextmanager
-def symtrace_inline(path: Path) -> Iterator[None]:
-    """symtrace with graph derivation and bundle writing in the program's process (the
-    setting is read when a recording starts; on a symtrace without a writer process it is
-    what recording does anyway)."""
-    previous = os.environ.get(WRITER_ENV)
-    os.environ[WRITER_ENV] = "inline"
-    try:
-        with symtrace.record(path / "bundle", overwrite=True):
-            yield
-    finally:
-        if previous is None:
-            os.environ.pop(WRITER_ENV, None)
-        else:
-            os.environ[WRITER_ENV] = previous
 
 
 def vcrpy_record(path: Path) -> contextlib.AbstractContextManager[Any]:
@@ -276,22 +247,7 @@ VARIANTS: dict[str, Callable[[Path], contextlib.AbstractContextManager[Any]]] = 
     "unrecorded": unrecorded,
     "vcrpy": vcrpy_record,
     "symtrace": symtrace_record,
-    "symtrace-inline": symtrace_inline,
-    "symtrace-at-read": symtrace_at_read,
 }
-
-
-OFFLOADED = ("symtrace", "symtrace-at-read")  # the variants that record in a writer process
-
-
-def writer_cpu_counter() -> Callable[[], float] | None:
-    """symtrace's own count of its writer processes' CPU (seconds), if this symtrace has
-    writer processes."""
-    try:
-        from symtrace.record import offload  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return getattr(offload, "writer_cpu_seconds", None)
 
 
 # -- metering hooks and transport ---------------------------------------------------------------
@@ -430,8 +386,6 @@ def recording(endpoint: Endpoint, workdir: Path, rounds: int, calls: int,
     meter.install_gc()
     children = ChildCPU(exclude={endpoint.pid})
     probe = Probe()
-    counter = writer_cpu_counter()
-    counted0 = counter() if counter else 0.0
     loop = asyncio.new_event_loop()
     clients = Clients(
         openai.OpenAI(base_url=endpoint.url, api_key="sk-bench", max_retries=0),
@@ -446,9 +400,7 @@ def recording(endpoint: Endpoint, workdir: Path, rounds: int, calls: int,
                                                                              "stream")]
     cells: dict[tuple[str, str], list[Cell]] = {}
     first: dict[str, Cell] = {}  # variant -> its first cell (round 0), for one-time costs
-    # round 0 warms imports, connections and caches, symtrace last: its first session starts
-    # a writer process (if it has one) after symtrace-inline warmed symtrace itself
-    warm = [n for n in names if n != "symtrace"] + [n for n in names if n == "symtrace"]
+    warm = names  # round 0 warms imports, connections and caches
     for round_ in range(rounds + 1):
         for w_index, workload in enumerate(workloads):
             shift = (round_ + w_index) % len(names)
@@ -470,14 +422,13 @@ def recording(endpoint: Endpoint, workdir: Path, rounds: int, calls: int,
         clients.http.close()
     loop.close()
     clients.client.close()
-    counted = (counter() - counted0) if counter else None
     if dump is not None:
         dump.write_bytes(orjson.dumps({
             "rounds": rounds, "calls": calls, "client": client,
             "first": {k: vars(v) for k, v in first.items()},
             "cells": {f"{w}|{n}": [vars(c) for c in v] for (w, n), v in cells.items()},
         }, option=orjson.OPT_INDENT_2))
-    report_recording(workloads, names, cells, first, rounds, calls, children, counted,
+    report_recording(workloads, names, cells, rounds, calls, children,
                      (load0, os.getloadavg()[0]), client)
 
 
@@ -503,26 +454,20 @@ def estimates(own: list[Cell], base: list[Cell]) -> dict[str, Estimate]:
 
 
 def report_recording(workloads: list[Workload], names: list[str],
-                     cells: dict[tuple[str, str], list[Cell]], first: dict[str, Cell],
-                     rounds: int, calls: int, children: ChildCPU, counted: float | None,
+                     cells: dict[tuple[str, str], list[Cell]],
+                     rounds: int, calls: int, children: ChildCPU,
                      load: tuple[float, float] = (0.0, 0.0), client: str = "openai") -> None:
     def ms(e: Estimate) -> str:
         return f"{e.median * 1e3:.3f} [{e.low * 1e3:.2f},{e.high * 1e3:.2f}]"
 
     probe = probe_spread(cells)
     swing = probe.high / probe.low if probe.low > 0 else float("nan")
-    # what ran, from what was measured: a symtrace with writer processes may still record
-    # inline (SYMTRACE_WRITER in the environment, or its writer failed to start)
-    writer_process = any(c.writer > 0 for k, v in cells.items() if k[1] in OFFLOADED for c in v)
-    mode = ("offloaded to a writer process (its CPU measured)" if writer_process
-            else "inline (no writer process CPU seen)" if writer_cpu_counter()
-            else "inline (this symtrace has no writer process)")
     print(f"""
 1. Recording overhead per call, ms of CPU: {CLIENTS[client]}, local endpoint in its own process;
    {rounds} interleaved rounds of {calls} calls per cell; median [95% CI of the median] over rounds
    in-proc  this process's CPU (process_time, all threads) per call, calls + session exit (vcrpy
             writes its cassette there), minus the unrecorded cell's of the same round
-   writer   CPU of processes the recorder started (symtrace's writer process), per call (/proc)
+   writer   CPU of processes the recorder started (none expected), per call (/proc)
    total    in-proc + writer: what recording costs. "/vcrpy" divides in-proc and total by
             vcrpy's total (vcrpy has no other process), hooks by vcrpy's hooks
    hooks    direct measure: main-thread CPU inside the recorder's own hooks (transport hook,
@@ -535,8 +480,7 @@ def report_recording(workloads: list[Workload], names: list[str],
    varied x{swing:.2f} over cells ({probe.low * 1e3:.3f}-{probe.high * 1e3:.3f} ms, median \
 {probe.median * 1e3:.3f}); load average
    {load[0]:.1f} at the start, {load[1]:.1f} at the end. Compare absolute figures only between
-   runs at similar probe medians; ratios to vcrpy are measured in the same minutes.
-   symtrace's writer: {mode}; symtrace-inline sets {WRITER_ENV}=inline for its cells""")
+   runs at similar probe medians; ratios to vcrpy are measured in the same minutes.""")
     recorders = [n for n in names if n != "unrecorded"]
     print(f"{'workload':<20}{'unrec':>7}  {'variant':<16}{'in-proc':>19}{'/vcrpy':>7}"
           f"{'writer':>7}{'total':>19}{'/vcrpy':>7}{'hooks':>19}{'/vcrpy':>7}"
@@ -566,10 +510,8 @@ def report_recording(workloads: list[Workload], names: list[str],
                     if r > worst.setdefault(name, {}).get(key, (-1e9, ""))[0]:
                         worst[name][key] = (r, " ".join(workload.name.split()))
     for name, w in worst.items():
-        writer = ("its writer process's CPU included"
-                  if name in OFFLOADED and writer_process else "no writer process CPU seen")
         print(f"verdict {name}: worst total overhead / vcrpy's = {w['total'][0]:.2f} "
-              f"({w['total'][1]}; total = in-process + writer, {writer}); target <= 1, aim "
+              f"({w['total'][1]}; total = in-process + other processes); target <= 1, aim "
               f"0.33.\n   In-process alone / vcrpy's total: {w['in'][0]:.2f} ({w['in'][1]}); "
               f"hooks (direct) / vcrpy's hooks: {w['hooks'][0]:.2f} ({w['hooks'][1]}); "
               f"hooks + writer / vcrpy's: {w['direct'][0]:.2f} ({w['direct'][1]})")
@@ -577,29 +519,7 @@ def report_recording(workloads: list[Workload], names: list[str],
              for n in names}
     print("session entry (fixed, ms): " + ", ".join(f"{n} {v * 1e3:.2f}"
                                                               for n, v in entry.items()))
-    spawn_line(workloads[0], cells, first, calls)
-    if counted is not None:
-        print(f"writer CPU over the whole table: symtrace's counter {counted * 1e3:.0f} ms, "
-              f"/proc {children.total / 1e6:.0f} ms")
-
-
-def spawn_line(workload: Workload, cells: dict[tuple[str, str], list[Cell]],
-               first: dict[str, Cell], calls: int) -> None:
-    """The one-time cost of symtrace's first session (its writer process starting): its first
-    cell (round 0) less the median of the same cell later, in this process and in the writer."""
-    if "symtrace" not in first:
-        return
-    later = cells[(workload.name, "symtrace")]
-    head = first["symtrace"]
-    own = head.enter + head.body * calls - statistics.median(c.enter + c.body * calls
-                                                             for c in later)
-    writer = (head.writer - statistics.median(c.writer for c in later)) * calls
-    if head.writer == 0:
-        print("writer spawn (one-time): none (no writer process started)")
-        return
-    print(f"writer spawn (one-time, symtrace's first session less a later one): "
-          f"{own * 1e3:.1f} ms in this process, {writer * 1e3:.1f} ms CPU in the writer "
-          f"process")
+    print(f"CPU of other processes over the whole table: {children.total / 1e6:.0f} ms")
 
 
 # -- synthetic bundles through the public API ---------------------------------------------------
@@ -645,10 +565,10 @@ def program(calls: int) -> None:
     symtrace.final_result({"calls": calls})
 
 
-def make_bundle(path: Path, events: int, graph: str = "at-record") -> int:
+def make_bundle(path: Path, events: int) -> int:
     """Record a bundle of *events* boundary events (+ final_result); return its call count."""
     calls = max(1, events // 2)  # a tool call and its result
-    with symtrace.record(path, overwrite=True, graph=graph):
+    with symtrace.record(path, overwrite=True):
         program(calls)
     return calls
 
@@ -680,53 +600,44 @@ def load_cpu(path: Path) -> float:
     return time.process_time() - t0
 
 
-GRAPHS = ("at-record", "at-read")  # bundle formats 2 and 3 (the graph derived at read)
-
-
 def replaying(workdir: Path, sizes: list[int], rounds: int, cap: int | None,
               endpoint: Endpoint) -> None:
-    rows: dict[str, list[tuple[Any, ...]]] = {graph: [] for graph in GRAPHS}
+    rows: list[tuple[Any, ...]] = []
     children = ChildCPU(exclude={endpoint.pid})
     for events in sizes:
-        for graph in GRAPHS:
-            path = workdir / f"synthetic-{events}-{graph}"
-            before = children.sample()
-            t0 = time.process_time()
-            calls = make_bundle(path, events, graph)
-            # recording's CPU in this process and in symtrace's writer process (if it has one)
-            record_cpu = time.process_time() - t0 + settle(children, before) / 1e9
-            files, size = bundle_files(path)
-            bundle = symtrace.load_bundle(path)
-            loads, opens, per_event = [], [], []
-            big = events >= 20000
-            for _ in range(max(2, rounds // 2) if big else rounds):
-                loads.append(load_cpu(path))
-                opened, cpu, served = replay_cpu(path, calls, cap)
-                opens.append(opened)
-                per_event.append(cpu / served)
-            rows[graph].append((len(bundle.events), files, size, record_cpu / len(bundle.events),
-                                statistics.median(loads), statistics.median(opens),
-                                statistics.median(per_event), cap is not None and cap < calls))
-            shutil.rmtree(path)
+        path = workdir / f"synthetic-{events}"
+        before = children.sample()
+        t0 = time.process_time()
+        calls = make_bundle(path, events)
+        # recording's CPU in this process and in any process it started
+        record_cpu = time.process_time() - t0 + settle(children, before) / 1e9
+        files, size = bundle_files(path)
+        bundle = symtrace.load_bundle(path)
+        loads, opens, per_event = [], [], []
+        big = events >= 20000
+        for _ in range(max(2, rounds // 2) if big else rounds):
+            loads.append(load_cpu(path))
+            opened, cpu, served = replay_cpu(path, calls, cap)
+            opens.append(opened)
+            per_event.append(cpu / served)
+        rows.append((len(bundle.events), files, size, record_cpu / len(bundle.events),
+                     statistics.median(loads), statistics.median(opens),
+                     statistics.median(per_event), cap is not None and cap < calls))
+        shutil.rmtree(path)
 
     print("\n2+3. Synthetic bundles (3 strict agent lanes + pooled async tasks held for the "
-          "completion order; tool boundaries). CPU; 'open' = load + replay set-up (for a bundle "
-          "whose graph is derived at read, the derivation); 'record' includes the writer "
-          "process's CPU")
-    print(f"{'graph':>10}{'events':>8}{'files':>7}{'bytes':>13}{'bytes/ev':>9}"
+          "completion order; tool boundaries). CPU; 'load' includes every event's parents; "
+          "'open' = load + replay set-up")
+    print(f"{'events':>8}{'files':>7}{'bytes':>13}{'bytes/ev':>9}"
           f"{'record ms/ev':>13}{'load s':>8}{'open s':>8}{'replay ms/ev':>13}{'x smallest':>11}")
-    for graph, table in rows.items():
-        base = table[0][6]
-        for n, files, size, rec, load, opened, ev, capped in table:
-            print(f"{graph:>10}{n:>8}{files:>7}{size:>13,}{size / n:>9.0f}{rec * 1e3:>13.3f}"
-                  f"{load:>8.3f}{opened:>8.3f}{ev * 1e3:>13.3f}{ev / base:>11.2f}"
-                  + ("  (first calls only)" if capped else ""))
-    for graph, table in rows.items():
-        base = table[0][6]
-        print(f"{graph}: replay per-event cost, largest / smallest: {table[-1][6] / base:.2f} "
-              f"(target <= 1.5); load of {table[-1][0]:,} events: {table[-1][4]:.3f} s CPU "
-              f"(target < 1 s); files: {' -> '.join(str(r[1]) for r in table)} "
-              "(target: constant)")
+    base = rows[0][6]
+    for n, files, size, rec, load, opened, ev, capped in rows:
+        print(f"{n:>8}{files:>7}{size:>13,}{size / n:>9.0f}{rec * 1e3:>13.3f}"
+              f"{load:>8.3f}{opened:>8.3f}{ev * 1e3:>13.3f}{ev / base:>11.2f}"
+              + ("  (first calls only)" if capped else ""))
+    print(f"replay per-event cost, largest / smallest: {rows[-1][6] / base:.2f} "
+          f"(target <= 1.5); load of {rows[-1][0]:,} events: {rows[-1][4]:.3f} s CPU "
+          f"(target < 1 s); files: {' -> '.join(str(r[1]) for r in rows)} (target: constant)")
 
 
 # -- conversation growth ----------------------------------------------------------------------
@@ -775,7 +686,6 @@ def main(argv: list[str]) -> int:
     # a TERM (timeout, kill) unwinds like an error: the endpoint process and the workdir go too
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.environ.pop("OPENAI_API_KEY", None)
-    os.environ.pop(WRITER_ENV, None)  # symtrace's default; the inline variant sets it
     os.environ[SECRET_ENV] = "bench-" + hashlib.sha256(b"not a real key").hexdigest()[:32]
     workdir = Path(tempfile.mkdtemp(prefix="symtrace-bench-"))
     print(f"symtrace {symtrace.__version__}, python {sys.version.split()[0]}, "

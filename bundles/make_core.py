@@ -44,14 +44,7 @@ def main() -> int:
             "why": "recorded with TRIP_MODEL=stub-model-old; the program now asks for "
                    "stub-model",
         }, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n")
-    # The same run recorded with the graph derived at read (bundle format 3), against a fresh
-    # stub with the same seed: the same events, its parents derived when it is read.
-    with StubLLM(mode="stochastic", seed=7, tool_probability=0.9) as stub:
-        os.environ.update(OPENAI_BASE_URL=stub.url, OPENAI_API_KEY="sk-test")
-        at_read = Path("bundles/core-trip-planner-at-read")
-        record_command(at_read, EXAMPLE, task="Plan a two-day trip to Lisbon", seed=1,
-                       force=True, quiet=True, graph="at-read")
-    for path in (out, diverged, at_read):
+    for path in (out, diverged):
         shutil.rmtree(path / "__pycache__", ignore_errors=True)
     return 0
 

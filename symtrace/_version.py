@@ -4,7 +4,6 @@ from pathlib import Path
 
 __version__ = "0.1.0"
 
-# the directory holding the symtrace package: put first on a child's or writer process's path
-# so it imports this symtrace whatever the program did to sys.path (process/spawn.py,
-# record/offload.py)
+# the directory holding the symtrace package: put first on a child's path so it imports this
+# symtrace whatever the program did to sys.path (process/spawn.py)
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]

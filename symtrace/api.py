@@ -54,7 +54,7 @@ from symtrace.model.redaction import Redactor
 from symtrace.model.runtime_info import version_warnings
 from symtrace.options import RecordOptions, ReplayOptions, given, in_process
 from symtrace.record.recorder import Recorder
-from symtrace.record.sinks import Recording, new_recording
+from symtrace.record.recording import Recording, new_recording
 from symtrace.replay.anchor_resolution import ResolvedAnchor, resolve_anchor
 from symtrace.replay.replayer import Replayer
 from symtrace.session.core import Session, activate, deactivate, final_result
@@ -87,21 +87,13 @@ def record(
     *options* (RecordOptions), or its fields as keyword arguments: `task`, `state`, `config`
     (T, s0, c), `seed`, `secrets` (bare values to redact), `secret_envs` (variables whose
     values are redacted), `adapters` (None: every installed framework), `overwrite` (or
-    `force`), `writer`, `graph`.
+    `force`).
 
     Python's `random` is seeded from a recorded seed (s0) so programs that draw from it make
     the same draws on replay. A block that raises still produces a complete bundle whose
     outcome is "error": failing runs are the ones worth keeping. A refusal (a secret about to
     be written, an LLM request sent around every seam, a framework symtrace cannot record)
     keeps nothing and is raised, even when the program caught it.
-
-    *writer*: `"process"` (default, or $SYMTRACE_WRITER) derives the graph and writes the
-    bundle in a writer process, `"inline"` in this one; the bundle is the same
-    (docs/recording-process.md).
-
-    *graph*: `"at-record"` (default, or $SYMTRACE_GRAPH) derives the event-dependency graph
-    while recording and writes each event's parents; `"at-read"` leaves the derivation to
-    whoever reads the bundle (format 3, docs/bundle-format.md).
     """
     options = given(RecordOptions, options, keywords)
     in_process(options)
@@ -115,13 +107,10 @@ def record(
                 _end_recording(run, raised=exc)
                 raise
             _note_adapters_used(run.sink.manifest, run.armed, options.adapters)
-        # the session ended (calls still in flight were recorded): a failure the writer
-        # process hit on the last events is raised here, before anything is sealed
-        run.session.guarded(run.sink.check)
         _end_recording(run, raised=None)
     except RedactionError:
         if run.session.refusal is not None:  # wherever it surfaced (a boundary call, the
-            run.discard()  # writer's last check before a write, the seal): nothing is kept
+            run.discard()  # seal): nothing is kept
         raise
 
 
@@ -140,7 +129,7 @@ class _InProcessRecording:
     def discard(self) -> None:
         if not self.discarded:
             self.discarded = True
-            with contextlib.suppress(BundleWriteError):  # a dead writer holds nothing to drop
+            with contextlib.suppress(BundleWriteError):  # a failed writer holds nothing to drop
                 self.sink.abort()
             shutil.rmtree(self.path, ignore_errors=True)
 
@@ -159,8 +148,7 @@ def _start_recording(path: str | os.PathLike[str], options: RecordOptions
         hash_seed=os.environ.get("PYTHONHASHSEED"),
         adapters=[a.name for a in armed],
     )
-    sink = new_recording(path, manifest, redactor=redactor, overwrite=options.force,
-                         writer=options.writer, graph=options.graph)
+    sink = new_recording(path, manifest, redactor=redactor, overwrite=options.force)
     return _InProcessRecording(path, options, seed, sink, Recorder(None, redactor, sink=sink),
                                EgressRecorder(), armed, len(framework_refusals.refusals()))
 

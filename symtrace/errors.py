@@ -92,14 +92,13 @@ class BundleFormatError(BundleError, ValueError):
 class UnsupportedBundleVersion(BundleFormatError):
     """The bundle's format_version is not one this symtrace reads."""
 
-    def __init__(self, found: object, supported: int | tuple[int, ...]) -> None:
+    def __init__(self, found: object, supported: int, retired: str | None = None) -> None:
         self.found = found
         self.supported = supported
-        versions = (supported,) if isinstance(supported, int) else supported
+        what = f" ({retired})" if retired else ""
         super().__init__(
-            f"bundle format_version {found!r} is not supported (this symtrace reads "
-            f"version {' and '.join(map(str, versions))}); re-record the run with this "
-            "version of symtrace"
+            f"bundle format_version {found!r}{what} is not supported (this symtrace reads "
+            f"version {supported}); re-record the run with this version of symtrace"
         )
 
 

@@ -41,8 +41,6 @@ class RecordOptions:
     secrets: tuple[str, ...] = ()  # in-process: bare values redacted (SECRET_1, ...)
     adapters: tuple[str, ...] | None = None  # None: every installed framework
     force: bool = False  # replace an existing bundle at the path
-    writer: str | None = None  # where the bundle is written (record/sinks.py)
-    graph: str | None = None  # when the graph is derived (record/sinks.py)
     env_keep: tuple[str, ...] = ()  # process: variables kept beside the captured prefixes
     quiet: bool = False  # process: do not echo the program's output
 

@@ -379,7 +379,7 @@ class EgressRecorder:
         stack = opener_stack()
         library = opener_library(stack)
         if kind != CONNECT and library.startswith(_NOT_EGRESS):
-            return  # symtrace's own (its writer process), the stdlib asking the OS about itself
+            return  # symtrace's own, the stdlib asking the OS about itself
         key = (host, port) if kind == CONNECT else (kind, host, port)
         with self._lock:
             seen = self.egress.get(key)

@@ -15,17 +15,14 @@ from symtrace.bundle.writer import BundleWriter
 from symtrace.model.canonical import JSONValue, to_json_value
 from symtrace.model.events import MAIN_LANE, Event, EventType, event_id
 from symtrace.model.graph import final_parents
-from symtrace.model.graph_at_read import inputs_of
 
 STDOUT_TAIL = 2000
 
 
 def final_event(
     events: list[Event], *, exit_code: int | None, value: JSONValue, stdout: bytes | None,
-    at_read: bool = False,
 ) -> Event:
-    """The final_result after *events*; *at_read*: its parents are derived when the bundle
-    is read, as the calls' are (symtrace.model.graph_at_read), from the events before it."""
+    """The final_result after *events*."""
     ordinal = sum(1 for e in events if e.type is EventType.FINAL_RESULT)
     tail = stdout[-STDOUT_TAIL:].decode("utf-8", "replace") if stdout else None
     return Event(
@@ -33,9 +30,8 @@ def final_event(
         position=max((e.position for e in events), default=-1) + 1,
         type=EventType.FINAL_RESULT,
         lane=MAIN_LANE,
-        parents=() if at_read else final_parents(events, value),
+        parents=final_parents(events, value),
         response={"exit_code": exit_code, "value": to_json_value(value), "stdout_tail": tail},
-        derive=inputs_of(len(events), ()) if at_read else None,
     ).with_hashes()
 
 
@@ -52,8 +48,7 @@ def complete_bundle(
     """Append the final_result node and mark the bundle complete."""
     if stdout is not None:
         writer.write_stdout(stdout)
-    event = final_event(writer.events, exit_code=exit_code, value=value, stdout=stdout,
-                        at_read=writer.graph_at_read)
+    event = final_event(writer.events, exit_code=exit_code, value=value, stdout=stdout)
     writer.write_event(event)
     writer.finalize(
         complete=True,

@@ -12,13 +12,12 @@ from symtrace.model.events import Event
 from symtrace.model.hashing import digest, digest_canonical
 
 FORMAT_VERSION = 2  # every event line carries its parents
-# The graph derived at read (manifest `graph`: GRAPH_AT_READ): a call's line carries what its
-# derivation reads in place of its parents (docs/bundle-format.md). A reader of version 2 only
-# refuses such a bundle, typed, rather than read calls without parents.
-GRAPH_AT_READ_VERSION = 3
-VERSIONS = (FORMAT_VERSION, GRAPH_AT_READ_VERSION)
-GRAPH = "graph"  # manifest key: when the graph is derived
-GRAPH_AT_RECORD, GRAPH_AT_READ = "at-record", "at-read"
+# Versions this symtrace refuses, and why (docs/bundle-format.md, "Versions"): refused typed
+# (UnsupportedBundleVersion, exit 91) rather than read in a second way.
+RETIRED_VERSIONS = {
+    1: "the format before sealed bundles (no root digest: its content cannot be checked)",
+    3: "the graph derived at read (an opt-in of earlier symtrace; event lines without parents)",
+}
 MANIFEST = "manifest.json"
 EVENTS = "events.jsonl"
 PACK = "blobs.jsonl"
@@ -40,19 +39,10 @@ def check_version(data: Any, where: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise BundleFormatError(f"{where}: manifest is not a JSON object")
     version = data.get("format_version")
-    if version not in VERSIONS or type(version) is not int:
-        raise UnsupportedBundleVersion(version, VERSIONS)
+    if version != FORMAT_VERSION or type(version) is not int:
+        raise UnsupportedBundleVersion(version, FORMAT_VERSION,
+                                       RETIRED_VERSIONS.get(version))  # type: ignore[arg-type]
     return data
-
-
-def graph_at_read(manifest: dict[str, Any]) -> bool:
-    """A bundle with *manifest* derives its graph at read (format 3)."""
-    return manifest.get(GRAPH) == GRAPH_AT_READ
-
-
-def format_version(manifest: dict[str, Any]) -> int:
-    """The version a bundle with *manifest* is written in."""
-    return GRAPH_AT_READ_VERSION if graph_at_read(manifest) else FORMAT_VERSION
 
 
 def check_manifest(data: Any, where: str) -> dict[str, Any]:
@@ -63,12 +53,6 @@ def check_manifest(data: Any, where: str) -> dict[str, Any]:
         raise BundleFormatError(f"{where}: manifest lacks {', '.join(missing)}")
     if data["kind"] not in (KIND_RECORDING, KIND_SELECTIVE):
         raise BundleFormatError(f"{where}: unknown bundle kind {data['kind']!r}")
-    version = data["format_version"]
-    if (version == GRAPH_AT_READ_VERSION) != graph_at_read(data):
-        # (after the seal: a changed graph field is named where it changed, like any other)
-        raise BundleFormatError(
-            f"{where}: format_version {version} with graph {data.get(GRAPH)!r} (version "
-            f"{GRAPH_AT_READ_VERSION} is the one whose graph is derived at read)")
     return data
 
 
@@ -82,9 +66,7 @@ def events_digest(events: list[Event]) -> str:
     ordered = sorted(events, key=_POSITION)
     ids = [e.id for e in ordered]
     hashes = [e.content_hash for e in ordered]
-    # a call whose graph is derived at read: what its line holds (its derivation's inputs)
-    parents = [[edge.source for edge in e.parents] if e.derive is None else e.derive
-               for e in ordered]
+    parents = [[edge.source for edge in e.parents] for e in ordered]
     rows = [list(row) for row in zip(ids, hashes, parents, strict=True)]
     if _STR.issuperset(map(type, ids)) and _STR.issuperset(map(type, hashes)) and (
             _STR.issuperset(map(type, chain.from_iterable(parents)))) and (

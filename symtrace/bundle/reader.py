@@ -35,8 +35,6 @@ from symtrace.bundle.files import (
 from symtrace.bundle.format import (
     DIGEST,
     EVENTS,
-    GRAPH_AT_READ,
-    GRAPH_AT_READ_VERSION,
     MANIFEST,
     PACK,
     SEALED_FILES,
@@ -45,9 +43,8 @@ from symtrace.bundle.format import (
     check_version,
     counts_of,
     events_digest,
-    graph_at_read,
 )
-from symtrace.bundle.lazy import Derivation, DerivedEvent, LazyEvent
+from symtrace.bundle.lazy import LazyEvent
 from symtrace.bundle.locate import locate
 from symtrace.bundle.pack import PackReader
 from symtrace.bundle.seal import root_digest, sha256_ref
@@ -60,7 +57,6 @@ from symtrace.errors import (
 )
 from symtrace.model.canonical import JSONValue
 from symtrace.model.events import Event, EventType
-from symtrace.model.graph_at_read import check_inputs
 
 
 @dataclass(frozen=True)
@@ -193,10 +189,6 @@ def _load(root: Path, *, deep: bool) -> Bundle:
         pack.check_order()
         with _collector_paused():
             events = _parse_events(events_data, pack, verify=deep or not sealed)
-        if not graph_at_read(manifest) and any(e.derive is not None for e in events):
-            raise BundleFormatError(
-                f"{EVENTS}: a call holds parents to derive, but the manifest's graph is not "
-                f"{GRAPH_AT_READ!r} (format {GRAPH_AT_READ_VERSION})")
         _check_graph(events, complete=bool(manifest.get("complete")))
         if deep:
             pack.check_all()
@@ -265,7 +257,6 @@ def _parse_events(data: bytes, pack: PackReader, *, verify: bool) -> list[Event]
     edges: dict[tuple[str, str], Any] = {}
     lines = data.split(b"\n")
     lines.pop()  # b"" after the last newline
-    derived = False
     for index, line in enumerate(lines):
         try:
             record = orjson.loads(line)
@@ -279,12 +270,7 @@ def _parse_events(data: bytes, pack: PackReader, *, verify: bool) -> list[Event]
             if line.count(b"{") + line.count(b"[") > MAX_DEPTH and depth_exceeds(record):
                 raise BundleFormatError(
                     f"{EVENTS} line {index + 1}: JSON nested deeper than {MAX_DEPTH}")
-            if type(record.get("parents")) is dict:  # derived at read (format 3)
-                check_inputs(record["parents"], index, EVENTS)
-                event: Event = DerivedEvent.of(record, joiner, edges)
-                derived = True
-            else:
-                event = LazyEvent.of(record, joiner, edges)
+            event = LazyEvent.of(record, joiner, edges)
         except (orjson.JSONDecodeError, KeyError, ValueError, TypeError, AttributeError) as exc:
             if isinstance(exc, BundleFormatError):
                 raise
@@ -305,16 +291,12 @@ def _parse_events(data: bytes, pack: PackReader, *, verify: bool) -> list[Event]
                         f"{event.id} {name} does not match its content", where=f"{where}.{name}"
                     )
         events.append(event)
-    if derived:
-        Derivation(list(events))
     return events
 
 
 def _check_graph(events: list[Event], *, complete: bool) -> None:
     ids = {e.id for e in events}
     for i, event in enumerate(events):
-        if event.derive is not None:
-            continue  # derived when first read: from registered events only, by construction
         for edge in event.parents:
             if edge.source not in ids:
                 raise BundleIntegrityError(

@@ -116,10 +116,10 @@ def check_event_record(record: Any, line: int) -> None:
         except KeyError:  # a field absent: the named checks below
             kinds = ()
         parents = record.get("parents", ())
-        if kinds in _ALLOWED and (type(parents) is dict or (type(parents) is list and (
+        if kinds in _ALLOWED and type(parents) is list and (
                 not parents or (_DICT.issuperset(map(type, parents)) and _STRINGS.issuperset(
                     map(type, map(_edge_field, parents, repeat("source")))) and
-                    _STRINGS.issuperset(map(type, map(_edge_field, parents, repeat("kind")))))))):
+                    _STRINGS.issuperset(map(type, map(_edge_field, parents, repeat("kind")))))):
             return
     where = f"events.jsonl line {line}"
     if type(record) is not dict:
@@ -129,7 +129,7 @@ def check_event_record(record: Any, line: int) -> None:
             raise BundleFormatError(
                 f"{where}: {name} is {_json_type(record[name])}, expected "
                 f"{' or '.join(_json_name(t) for t in allowed)}")
-    if kinds or type(record.get("parents", ())) not in (list, dict) or any(
+    if kinds or type(record.get("parents", ())) is not list or any(
             type(edge) is not dict or type(edge.get("source")) is not str
             or type(edge.get("kind")) is not str for edge in record.get("parents", ())):
         raise BundleFormatError(f"{where}: parents must be an array of {{source, kind}} "

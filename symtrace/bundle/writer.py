@@ -17,9 +17,8 @@ fsync), so a sealed bundle survives power loss and an unsealed one is readable u
 last complete line.
 
 A writer holds an exclusive advisory lock (flock) on events.jsonl while it has the bundle open,
-and opening waits for it (bounded): a recording's writer process may still be writing what a
-killed program sent it when the `symtrace record` parent reopens the bundle
-(docs/recording-process.md).
+and opening waits for it (bounded): two writers never interleave lines (`symtrace record`'s
+parent reopens the bundle only once its child let go).
 
 A new bundle goes only where symtrace.bundle.output.check_target allows (never over a file, a
 symbolic link or a directory that is not a bundle, even with overwrite). A staging writer (a
@@ -47,14 +46,13 @@ from symtrace.bundle import blobs
 from symtrace.bundle.format import (
     DIGEST,
     EVENTS,
+    FORMAT_VERSION,
     MANIFEST,
     PACK,
     STDOUT,
     SUMS,
     counts_of,
     events_digest,
-    format_version,
-    graph_at_read,
 )
 from symtrace.bundle.output import OutputSlot, check_target, is_bundle_dir, refuse_symlinks
 from symtrace.bundle.pack import scan
@@ -89,7 +87,6 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
 
 
 LOCK_TIMEOUT = 60.0  # seconds a writer waits for another writer to release the bundle
-HOLD_BYTES = 1 << 20  # a holding writer writes once this much is held (see BundleWriter.hold)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -114,7 +111,7 @@ class BundleWriter:
         staging: bool = False,
     ) -> None:
         self.path = Path(path)
-        self.manifest = {**manifest, "format_version": format_version(manifest),
+        self.manifest = {**manifest, "format_version": FORMAT_VERSION,
                          "complete": False}
         self.manifest.pop(DIGEST, None)
         self.redactor = redactor
@@ -127,10 +124,6 @@ class BundleWriter:
         self._dir = self.path
         self._slot: OutputSlot | None = None  # a staging writer's claim on its path
         self._files: dict[str, IO[bytes]] = {}
-        # Appends kept for one write per file (see hold): pack lines, event lines, sums lines.
-        self._holding = False
-        self._held: tuple[list[bytes], list[bytes], list[bytes]] = ([], [], [])
-        self._held_bytes = 0
         # The sha256 of each data file's bytes so far, fed as they are written: the seal's
         # file digests without reading the files back (None: a write failed, read them back).
         self._digests: dict[str, Any] | None = None
@@ -151,8 +144,7 @@ class BundleWriter:
         writer = cls(root, manifest, redactor=redactor, overwrite=True)
         writer.manifest = manifest
         try:
-            # the lock first: a writer still draining a killed program's events finishes
-            # before this one reads what is there
+            # the lock first: another writer finishes before this one reads what is there
             locked = open(root / EVENTS, "ab")  # noqa: SIM115 - becomes the writer's handle
             try:
                 _lock(locked, root / EVENTS)
@@ -203,28 +195,9 @@ class BundleWriter:
         return bool(self._files)
 
     def close(self) -> None:
-        """Stop writing without sealing (another process continues or seals). Held appends
-        are written first (BundleWriteError if they cannot be; the files are closed then)."""
+        """Stop writing without sealing (another process continues or seals)."""
         with self._lock:
-            try:
-                self._write_held()
-            finally:
-                self._close_files(durable=False)
-
-    def hold(self) -> None:
-        """Keep what each event appends in memory until `flush()` (or close, seal, abort, or
-        HOLD_BYTES held), then write it with one write per file: the writer process applies
-        the frames of a burst and flushes when it has applied all it received, so each file
-        gets one write per burst instead of one per event (two syscalls per event were ~12 %
-        of `write_event` on a conversation call). Until then a held event is not in the
-        files: a kill of this process loses it, as it loses frames read and not yet applied.
-        Without hold (inline recording) an event is written before write_event returns."""
-        self._holding = True
-
-    def flush(self) -> None:
-        """Write the held appends (BundleWriteError if they cannot be written)."""
-        with self._lock:
-            self._write_held()
+            self._close_files(durable=False)
 
     def finalize(self, **updates: Any) -> None:
         """Seal the bundle: counts, digests, `complete` (True unless given), root digest.
@@ -238,7 +211,6 @@ class BundleWriter:
             self.manifest["events_digest"] = events_digest(self.events)
             self.manifest.setdefault("complete", True)
             self.manifest.pop(DIGEST, None)
-            self._write_held()
             try:
                 stdout_path = self._dir / STDOUT
                 stdout = stdout_path.read_bytes() if stdout_path.exists() else None
@@ -266,28 +238,14 @@ class BundleWriter:
     def abort(self) -> None:
         """Drop a staged bundle; a non-staged one stays, unsealed and incomplete."""
         with self._lock:
-            if not self.staging:  # what was applied stays, as an inline writer left it
-                with contextlib.suppress(BundleWriteError):
-                    self._write_held()
             self._close_files(durable=False)
             if self._slot is not None:
                 self._slot.discard()
 
     # -- content -------------------------------------------------------------------------
-    @property
-    def graph_at_read(self) -> bool:
-        """The calls' parents are derived when the bundle is read (format 3): a sink writes
-        what their derivation reads instead (symtrace.model.graph_at_read)."""
-        return graph_at_read(self.manifest)
-
     def write_event(self, event: Event) -> None:
-        """Append one event (hashes already computed on the redacted content). O(1).
-
-        An event that holds its parents' derivation inputs (read from a bundle whose graph is
-        derived at read: a replayed event adopted into a child bundle, say) is written with
-        its parents, unless this bundle too derives its graph at read."""
-        if event.derive is not None and not self.graph_at_read:
-            event = event.evolve(parents=event.parents, derive=None)
+        """Append one event (hashes already computed on the redacted content), written to
+        the kernel before this returns (a killed program loses no event it received). O(1)."""
         with self._lock:
             self._split_memo.begin()
             added = _AddedBlobs(self._known_blobs)
@@ -303,11 +261,8 @@ class BundleWriter:
                 raise
             if not self._files:
                 raise BundleWriteError(f"cannot append to {self.path}: the writer is closed")
-            if self._holding:
-                self._hold(added.pack, line, sums)
-            else:
-                self._write(added.pack, line + b"\n", sums + b"\n")
-            self._split_memo.written()  # this event's blobs are in the pack (or held for it)
+            self._write(added.pack, line + b"\n", sums + b"\n")
+            self._split_memo.written()  # this event's blobs are in the pack
             self._known_blobs.update(added.refs)
             self.events.append(event)
 
@@ -325,26 +280,6 @@ class BundleWriter:
         except OSError as exc:
             self._digests = None  # what reached the files is unknown: the seal reads them
             raise BundleWriteError(f"cannot append to {self.path}: {exc}") from exc
-
-    def _hold(self, pack: list[bytes], line: bytes, sums: bytes) -> None:
-        held_pack, held_events, held_sums = self._held
-        held_pack += pack
-        held_events.append(line + b"\n")
-        held_sums.append(sums + b"\n")
-        self._held_bytes += len(line) + sum(map(len, pack))
-        if self._held_bytes >= HOLD_BYTES:
-            self._write_held()
-
-    def _write_held(self) -> None:
-        """Write the held appends, in the order an inline writer leaves them on disk."""
-        pack, events, sums = self._held
-        if not events:
-            return
-        self._held = ([], [], [])
-        self._held_bytes = 0
-        if not self._files:
-            raise BundleWriteError(f"cannot append to {self.path}: the writer is closed")
-        self._write(pack, b"".join(events), b"".join(sums))
 
     def write_stdout(self, data: bytes) -> None:
         self.redactor.check(data, "captured stdout")
@@ -422,8 +357,7 @@ def _line_fields(event: Event, request: Any, response: Any) -> tuple[Any, ...]:
     attribute; its `value` is a property)."""
     return (
         event.agent, event.content_hash, event.id, event.lane, event.meta,
-        [{"source": edge.source, "kind": edge.kind._value_} for edge in event.parents]
-        if event.derive is None else event.derive,
+        [{"source": edge.source, "kind": edge.kind._value_} for edge in event.parents],
         event.position, event.reason, request, event.request_hash, response,
         event.response_hash, event.type._value_,
     )

@@ -108,11 +108,6 @@ def build_parser(dispatched: str | None = None) -> argparse.ArgumentParser:
         metavar="NAME",
         help="also capture this environment variable for replay (repeatable)",
     )
-    rec.add_argument(
-        "--graph", choices=("at-record", "at-read"), default=None,
-        help="derive the event graph while recording (default, or $SYMTRACE_GRAPH) or when "
-             "the bundle is first read (cheaper recording; bundle format 3)",
-    )
     rec.add_argument("--force", action="store_true", help="overwrite an existing bundle")
     rec.add_argument("--quiet", action="store_true", help="do not echo the program's stdout")
     rec.set_defaults(func=_deferred("symtrace.cli.run", "cmd_record"))

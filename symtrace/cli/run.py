@@ -57,7 +57,6 @@ def cmd_record(args: argparse.Namespace) -> int:
         env_keep=args.env,
         force=args.force,
         quiet=args.quiet,
-        graph=args.graph,
     )
     outcome = record_command(args.out, _command(args.command), options)
     if outcome.complete:

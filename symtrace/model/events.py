@@ -114,11 +114,6 @@ class Event:
     response_hash: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     content_hash: str = ""
-    # A call (or final_result) recorded with the graph derived at read (bundle format 3): what
-    # deriving its parents reads, written in place of them: {"seen": the number of event
-    # lines written before the call started, "causes": its attribution's dispatched_by, when
-    # any} (symtrace.model.graph_at_read). None: the parents are the event's own.
-    derive: dict[str, Any] | None = None
 
     @property
     def is_llm(self) -> bool:
@@ -151,12 +146,12 @@ class Event:
         }
         if meta is not None:
             changes["meta"] = meta
-        # the field names are known good: the copy without evolve's checks
-        return _evolved(self, changes) if type(self) is Event else self.evolve(**changes)
+        return self.evolve(**changes)
 
     def evolve(self, **changes: Any) -> Event:
         """`dataclasses.replace` for events, without its generic machinery (every recorded
-        call copies its event at least once: hashed). Unknown field names raise TypeError."""
+        call copies its event at least once: hashed): the one way an event is copied.
+        Unknown field names raise TypeError."""
         unknown = changes.keys() - _FIELD_NAMES
         if unknown:
             raise TypeError(f"Event has no field(s) {sorted(unknown)}")
@@ -192,56 +187,39 @@ class Event:
         """An event from its JSON form; a missing or ill-typed field raises KeyError,
         ValueError or TypeError. *edges*: a cache shared across one bundle's events (an Edge
         is an immutable value, so equal edges can be one object)."""
-        event = object.__new__(cls)
-        event._fill(data, {} if edges is None else edges)
-        _set(event, "request", data.get("request"))
-        _set(event, "response", data.get("response"))
-        return event
-
-    @classmethod
-    def from_parts(cls, data: dict[str, Any], parents: tuple[Edge, ...],
-                   request: JSONValue, derive: dict[str, Any] | None = None) -> Event:
-        """An event a recording process serialised (`to_json`) for its writer process, whose
-        *parents* and *request* are given apart (derived there; sent once, with its call):
-        one construction, not from_json and a copy (symtrace/record/writer_process.py)."""
-        event = object.__new__(cls)
-        event._fill(data, {})
-        _set(event, "parents", parents)
-        _set(event, "derive", derive)
-        _set(event, "request", request)
-        _set(event, "response", data.get("response"))
-        return event
-
-    def _fill(self, data: dict[str, Any], edges: dict[tuple[str, str], Edge]) -> None:
-        """Set every field but request and response from *data* (what from_json and the
-        lazy reader share). Loading a bundle builds tens of thousands of events: the frozen
-        dataclass __init__ (one checked setattr per field, defaults) costs three times this."""
+        # Loading a bundle builds tens of thousands of events: the frozen dataclass __init__
+        # (one checked setattr per field, defaults) costs three times these sets, each through
+        # its slot's own setter (a quarter cheaper than object.__setattr__).
+        self = object.__new__(cls)
+        edges = {} if edges is None else edges
         position = data["position"]
-        _set(self, "id", data["id"])
-        _set(self, "position", position if type(position) is int else int(position))
+        _put_id(self, data["id"])
+        _put_position(self, position if type(position) is int else int(position))
         kind = data["type"]
-        _set(self, "type", _EVENT_TYPES.get(kind) or EventType(kind))
-        _set(self, "lane", data["lane"])
-        _set(self, "agent", data.get("agent"))
-        _set(self, "reason", data.get("reason"))
+        _put_type(self, _EVENT_TYPES.get(kind) or EventType(kind))
+        _put_lane(self, data["lane"])
+        get = data.get
+        _put_agent(self, get("agent"))
+        _put_reason(self, get("reason"))
         parents = []
-        stored = data.get("parents", ())
-        if type(stored) is dict:  # derived at read (format 3): the inputs of its derivation
-            _set(self, "derive", stored)
-            stored = ()
-        else:
-            _set(self, "derive", None)
-        for p in stored:
+        for p in data.get("parents", ()):
             key = (p["source"], p["kind"])
             edge = edges.get(key)
             if edge is None:
                 edge = edges[key] = Edge(key[0], _EDGE_KINDS.get(key[1]) or EdgeKind(key[1]))
             parents.append(edge)
-        _set(self, "parents", tuple(parents))
-        _set(self, "request_hash", data.get("request_hash"))
-        _set(self, "response_hash", data.get("response_hash"))
-        _set(self, "meta", dict(data.get("meta") or {}))
-        _set(self, "content_hash", data.get("content_hash", ""))
+        _put_parents(self, tuple(parents))
+        _put_request_hash(self, get("request_hash"))
+        _put_response_hash(self, get("response_hash"))
+        _put_meta(self, dict(get("meta") or {}))
+        _put_content_hash(self, get("content_hash", ""))
+        self._take_content(get("request"), get("response"))
+        return self
+
+    def _take_content(self, request: JSONValue, response: JSONValue) -> None:
+        """Set request and response as read (a LazyEvent keeps its blob refs to join later)."""
+        _put_request(self, request)
+        _put_response(self, response)
 
 
 _set = object.__setattr__  # frozen: fields are set once, while an event is being built
@@ -264,6 +242,9 @@ _generated: dict[str, Any] = {"_new": object.__new__, "Event": Event}
 _generated.update({f"_put_{name}": getattr(Event, name).__set__ for name in _FIELD_NAMES_ORDERED})
 exec(_evolved_source(), _generated)
 _evolved: Callable[[Event, dict[str, Any]], Event] = _generated["_evolved"]
+(_put_id, _put_position, _put_type, _put_lane, _put_agent, _put_reason, _put_parents, _put_request,
+ _put_request_hash, _put_response, _put_response_hash, _put_meta, _put_content_hash) = (
+    _generated[f"_put_{name}"] for name in _FIELD_NAMES_ORDERED)
 
 
 # Enum calls dominate reading a large bundle; a dict finds the member (an unknown value still

@@ -48,7 +48,7 @@ from symtrace.session.core import Session, activate, deactivate
 
 if TYPE_CHECKING:
     from symtrace.bundle.writer import BundleWriter
-    from symtrace.record.sinks import Recording
+    from symtrace.record.recording import Recording
     from symtrace.replay.replayer import Replayer
 
 bundle_dir: str | None = None  # the launch's bundle: the bootstrap imports nothing from it
@@ -69,10 +69,10 @@ def start() -> None:
     # only the mode's own machinery is imported: a recording never loads the replayer
     if launch.mode is Mode.RECORD:
         from symtrace.record.recorder import Recorder
-        from symtrace.record.sinks import continued_recording
+        from symtrace.record.recording import continued_recording
 
-        # the parent reopens the bundle once this process ended: with a writer process, its
-        # lock is held before the program runs (record/sinks.py)
+        # the parent reopens the bundle once this process ended: its lock is held from
+        # before the program runs
         sink = continued_recording(launch.bundle, redactor=redactor)
         session = Recorder(None, redactor, sink=sink)
         seed = sink.manifest["initial_state"]["random_seed"]
@@ -176,7 +176,7 @@ def _record_hand_back(session: Session, sink: Recording,
                       egress: EgressRecorder) -> Callable[[], HandBack]:
     def hand_back() -> HandBack:
         failed = None
-        try:  # everything sent is written (a writer process answers once it is)
+        try:  # every event was written before its call returned
             session.guarded(sink.close)
         except RedactionError:
             pass  # session.refusal: the parent keeps nothing

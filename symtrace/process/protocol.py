@@ -155,7 +155,7 @@ class Recorded:
     redaction_refused: str | None = None  # a secret was about to reach the bundle
     unrecorded_egress: tuple[dict[str, Any], ...] = ()  # connections outside every seam
     egress_refused: str | None = None  # an LLM request sent around every seam
-    writer_failed: str | None = None  # the writer process failed: the bundle lacks events
+    writer_failed: str | None = None  # the child's last write failed: the bundle lacks events
 
     @property
     def refusal(self) -> str | None:

@@ -31,7 +31,6 @@ from symtrace.process.consent import ENV_PREFIXES, approve_recorded
 from symtrace.process.protocol import ENV_LAUNCH, HandBack, Launch, Mode, Recorded
 from symtrace.process.spawn import declared_adapters, run_instrumented
 from symtrace.process.supervise import ChildExit
-from symtrace.record.sinks import with_graph
 
 
 class RecordStatus(StrEnum):
@@ -107,7 +106,6 @@ def record_command(
         adapters=[a.name for a in armed],
         command=cmd,
     )
-    manifest = with_graph(manifest, options.graph)
     # the path is claimed before anything runs: refused (exit 93) if it holds anything but a
     # bundle (--force), locked against a second recorder, written beside it and renamed in
     slot = OutputSlot(out, force=options.force).claim()
@@ -148,9 +146,9 @@ def _record_into(slot: OutputSlot, manifest: dict[str, Any], redactor: Redactor,
     egress = recorded.unrecorded_egress if recorded else ()
     writer.manifest["config"]["network"] = network_manifest(writer.events, list(egress))
     if recorded is not None and recorded.writer_failed is not None:
-        # the events the writer process lost are missing: sealed incomplete, and said so
+        # the child could not write its last events: sealed incomplete, and said so
         _seal_incomplete(writer, ended.stdout, status, ended.code, None,
-                         f"writer process failed: {recorded.writer_failed}")
+                         f"writing failed: {recorded.writer_failed}")
         slot.commit()
         raise BundleWriteError(
             f"{recorded.writer_failed} (the bundle at {out} is sealed incomplete)")

@@ -1,2 +1,2 @@
-"""Recording: the `Recorder` session and where it writes (`sinks`, the writer process); a
-bundle is completed by `symtrace.bundle.completion`."""
+"""Recording: the `Recorder` session and the bundle it writes (`recording`); a bundle is
+completed by `symtrace.bundle.completion`."""

@@ -64,7 +64,7 @@ from symtrace.replay.matching import Matcher, Mismatch
 from symtrace.replay.serving import RecordServer
 from symtrace.session.context import TURN
 from symtrace.session.core import LLM, TOOL, BoundaryCall, Session, Ticket
-from symtrace.session.sink import InlineSink
+from symtrace.session.sink import TrajectorySink
 
 
 class Replayer(Session):
@@ -83,7 +83,7 @@ class Replayer(Session):
         order_timeout: float | None = None,
         hold_tools: bool = False,
     ) -> None:
-        sink = InlineSink(writer)  # replay derives and writes inline (docs/recording-process.md)
+        sink = TrajectorySink(writer)
         super().__init__(writer, redactor, _next_ordinals(bundle.events), sink=sink)
         self.bundle = bundle
         self.mode = "selective" if anchor else "replay"

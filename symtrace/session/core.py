@@ -9,7 +9,7 @@ selective replay differ only in the session.
 
 This module holds the common machinery (ids, positions, completion ranks, the canonical
 content of events and their hashes); graph derivation and writing are behind one seam, the
-session's `sink` (session/sink.py: inline, or a writer process while recording). The Recorder
+session's `sink` (session/sink.py, on the calling thread). The Recorder
 lives in symtrace/record/recorder.py, the Replayer in symtrace/replay/ (replayer.py, one
 module per job).
 """
@@ -42,7 +42,7 @@ from symtrace.session import context
 from symtrace.session.context import Attribution
 from symtrace.session.handoff import DEFAULT_STALL_TIMEOUT, HandOff
 from symtrace.session.lanes import LaneIdentities
-from symtrace.session.sink import InlineSink, TrajectorySink
+from symtrace.session.sink import TrajectorySink
 
 LLM = "llm"
 TOOL = "tool"
@@ -57,10 +57,6 @@ class BoundaryCall:
     attribution: Attribution
     meta: dict[str, Any] = field(default_factory=dict)
     request_hash: str = ""
-    # The JSON text `request["body"]` was parsed from, when the body is that parse itself (no
-    # conversion, redaction or id rewriting changed it): a writer process is sent these bytes
-    # rather than the body serialised again (an 8 KB conversation per call).
-    body_json: bytes | None = field(default=None, compare=False, repr=False)
     # The turn of an explicit lane the call was made in (session/context.py): replay matches
     # the call within it; its `info` is in meta[TURN].
     turn: context.Turn | None = field(default=None, compare=False, repr=False)
@@ -74,10 +70,9 @@ class BoundaryCall:
         attribution: Attribution | None = None,
         *,
         canonical: bool = False,
-        body_json: bytes | None = None,
     ) -> BoundaryCall:
         """*canonical*: *request* is already canonical data (see `digest_canonical`), so it is
-        hashed without being canonicalised again. *body_json*: see the field."""
+        hashed without being canonicalised again."""
         meta = dict(meta or {})
         within = context.current_tool()
         if within is not None:  # made by a tool body: replayed tools skip it with their body
@@ -89,7 +84,7 @@ class BoundaryCall:
         else:
             turn = None
         request_hash = digest_canonical(request) if canonical else digest(request)
-        return cls(kind, request, attribution, meta, request_hash, body_json, turn)
+        return cls(kind, request, attribution, meta, request_hash, turn)
 
     @property
     def event_type(self) -> EventType:
@@ -124,9 +119,9 @@ class Session:
         *,
         sink: TrajectorySink | None = None,
     ) -> None:
-        """*writer*: the bundle to write inline (None: none); *sink*: instead, where events
-        go (a recording's writer process, record/offload.py)."""
-        self.sink: TrajectorySink = sink if sink is not None else InlineSink(writer)
+        """*writer*: the bundle to write (None: none); *sink*: instead, where events go (a
+        recording's, which also completes the bundle: record/recording.py)."""
+        self.sink: TrajectorySink = sink if sink is not None else TrajectorySink(writer)
         self.redactor = redactor
         self.events: list[Event] = []
         self.final_value: JSONValue = None
@@ -248,7 +243,6 @@ class Session:
             parents = self.guarded(
                 self.sink.open_call, ident, call.event_type, call.attribution.lane, request,
                 call.meta, call.attribution.dispatched_by,
-                call.body_json if request is call.request else None,
             )
             ticket = Ticket(call, ident, self._next_position(), parents, True, request)
             if call.kind == LLM:

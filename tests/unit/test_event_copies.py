@@ -1,4 +1,4 @@
-"""Event copies and the writer process's construction path equal the dataclass definitions."""
+"""Event copies and reading equal the dataclass definitions."""
 
 from __future__ import annotations
 
@@ -40,15 +40,14 @@ def test_evolve_of_a_lazy_event_reads_and_writes_through_its_properties():
     assert lazy.evolve(request={"y": 2}).request == {"y": 2}
 
 
-def test_from_parts_is_from_json_with_the_parents_and_request_given_apart():
-    """The writer process's one-step construction equals parsing then copying."""
-    data = EVENT.to_json()
-    del data["parents"], data["request"]
-    parents = (Edge("x", EdgeKind.CONTROL),)
-    built = Event.from_parts(data, parents, {"sent": "once"})
-    assert built == replace(EVENT, parents=parents, request={"sent": "once"})
+def test_a_lazy_event_is_read_as_from_json_reads_it():
+    """One way to build an event from its line: a LazyEvent is from_json's, joined later."""
+    data = orjson.loads(orjson.dumps(EVENT.to_json()))
+    lazy = LazyEvent.of(data, Joiner(lambda ref: None))
+    assert type(lazy) is LazyEvent and Event.from_json(data) == EVENT
+    assert lazy.to_json() == EVENT.to_json()
     with pytest.raises(KeyError):
-        Event.from_parts({k: v for k, v in data.items() if k != "lane"}, parents, None)
+        LazyEvent.of({k: v for k, v in data.items() if k != "lane"}, Joiner(lambda ref: None))
 
 
 def test_with_hashes_is_a_copy_with_the_hashes_and_meta_given():

@@ -313,7 +313,6 @@ def test_a_recorded_request_keys_and_redacts_like_the_plain_path(seed):
     rng = random.Random(seed)
     redactor = Redactor((("MY_TOKEN", NAMED),))
     session = Session(None, redactor)
-    as_sent = Counter()  # calls whose body travels as the program's own JSON text, or not
     for i in range(300):
         secrets = rng.random() < 0.5
         if rng.random() < 0.5:
@@ -334,20 +333,12 @@ def test_a_recorded_request_keys_and_redacts_like_the_plain_path(seed):
         key = orjson.dumps(call.request, option=orjson.OPT_SORT_KEYS)
         assert key == orjson.dumps(expected, option=orjson.OPT_SORT_KEYS), i
         assert call.request_hash == digest(expected)
-        # body_json stands for the body only when it is the body's JSON text exactly: the same
-        # data (1.0 is not 1, a redacted string is not the secret), keys in the same order
-        if call.body_json is not None:
-            assert call.body_json is content
-            assert orjson.dumps(orjson.loads(call.body_json)) == orjson.dumps(
-                call.request["body"]), i
-        as_sent[call.body_json is not None] += 1
         # (object keys are searched but never rewritten, by either path: a key holding a
         # credential is refused by the writer's last check instead)
         texts = "\n".join(every_string(call.request, keys=False))
         for secret in (NAMED, "A" * 24, "B" * 16, "c" * 36, "hunter22",
                        "abcdefghijklmnopqrstuvwxyz012345", "xoxb-1234567890"):
             assert secret not in texts, (i, secret)
-    assert as_sent[True] > 10 and as_sent[False] > 10, as_sent
 
 
 # -- response headers, one pass -------------------------------------------------------------------

@@ -37,7 +37,7 @@ def _console(path: Path) -> dict[str, Any]:
 
 def test_a_tool_bodys_output_is_written_back_on_replay_in_order(tmp_path, capsys):
     RAN.clear()
-    with symtrace.record(tmp_path / "b", writer="inline"):
+    with symtrace.record(tmp_path / "b"):
         check("x")
         print("program line")
     recorded = capsys.readouterr()
@@ -59,7 +59,7 @@ def test_a_silent_tool_records_no_console(tmp_path):
     def quiet() -> int:
         return 3
 
-    with symtrace.record(tmp_path / "b", writer="inline"):
+    with symtrace.record(tmp_path / "b"):
         quiet()
     assert _console(tmp_path / "b") == {"quiet": None}
     assert sys.stdout.__class__.__name__ != "_Tap"  # nothing left installed
@@ -84,7 +84,7 @@ def test_concurrent_tool_bodies_each_keep_their_own_lines(tmp_path):
             symtrace.acall_tool("porto", {}, lambda: body("Porto", 0.0)),
         )
 
-    with symtrace.record(tmp_path / "b", writer="inline"):
+    with symtrace.record(tmp_path / "b"):
         asyncio.run(main())
     console = _console(tmp_path / "b")
     for city in ("Lisbon", "Porto"):
@@ -103,7 +103,7 @@ def test_a_nested_tools_output_is_also_the_outer_tools(tmp_path, capsys):
         print("outer says")
         return inner()
 
-    with symtrace.record(tmp_path / "b", writer="inline"):
+    with symtrace.record(tmp_path / "b"):
         outer()
     recorded = capsys.readouterr().out
     with symtrace.replay(tmp_path / "b"):

@@ -92,7 +92,7 @@ def test_tool_results_are_served_with_their_recorded_structure(tmp_path_factory,
     def lookup(index: int) -> Any:
         return values[index]
 
-    with symtrace.record(path, writer="inline"):
+    with symtrace.record(path):
         recorded = [lookup(i) for i in range(len(values))]
     with symtrace.replay(path):
         served = [lookup(i) for i in range(len(values))]
@@ -106,7 +106,7 @@ def test_a_tool_result_that_is_canonical_already_stores_no_shape(tmp_path):
     def plain() -> Any:
         return {"a": [1, 2.5], "b": "x"}
 
-    with symtrace.record(tmp_path / "b", writer="inline"):
+    with symtrace.record(tmp_path / "b"):
         plain()
     (result,) = [e for e in symtrace.load_bundle(tmp_path / "b").events
                  if e.type.value == "tool_result"]
@@ -151,7 +151,7 @@ REQUEST = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 
 def _round_trip(path: Path, server: _Server, kind: str, body: bytes) -> tuple[bytes, bytes]:
     server.queue.append((kind, body))
-    with symtrace.record(path, writer="inline"), httpx.Client() as client:
+    with symtrace.record(path), httpx.Client() as client:
         recorded = client.post(server.url, json=REQUEST).content
     with symtrace.replay(path), httpx.Client() as client:
         served = client.post(server.url, json=REQUEST).content

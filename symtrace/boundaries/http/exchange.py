@@ -292,11 +292,7 @@ def _to_call(wire: WireRequest, fmt: WireFormat | None, session: Session,
     # the request is hashed as it is, not canonicalised a second time.
     if fmt is not None:
         meta["wire_format"] = fmt.value
-        # the body as parsed, unchanged (canonical, nothing redacted, no id rewritten): its
-        # JSON text stands for it (BoundaryCall.body_json)
-        same = http is request and request["body"] is body and body is not None
-        return BoundaryCall.make(LLM, http, meta, canonical=True,
-                                 body_json=wire.content if same else None)
+        return BoundaryCall.make(LLM, http, meta, canonical=True)
     meta["tool"] = "http"
     return BoundaryCall.make(TOOL, canonical_tool_call("http", http), meta, canonical=True)
 

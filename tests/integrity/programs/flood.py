@@ -1,7 +1,7 @@
-"""Records many tool calls quickly, then SIGKILLs itself: the writer process must drain.
+"""Records many tool calls quickly, then SIGKILLs itself: every result it received is on disk.
 
-    python offload_flood.py BUNDLE N     (the API: symtrace.record(BUNDLE))
-    python offload_flood.py - N          (under `symtrace record`: the session is running)
+    python flood.py BUNDLE N     (the API: symtrace.record(BUNDLE))
+    python flood.py - N          (under `symtrace record`: the session is running)
 Prints the number of tool results the program received before the kill.
 """
 
