@@ -160,8 +160,7 @@ class Replayer(Session):
             held = self._held_outcome(claimed)
             if held is None:
                 return claimed
-            await self.ahand_off()
-            self.finish(claimed, held)
+            await self.afinish(claimed, held)
             return self._served_held(claimed, held)
         try:
             await self.order.await_turn(claimed.id)

@@ -157,6 +157,12 @@ class Session:
         if self.handoff.receiver is not None:
             await self.handoff.await_settled()
 
+    async def afinish(self, ticket: Ticket, response: JSONValue) -> Event:
+        """finish() for async hooks: the hand-off awaited first (the loop keeps running the
+        caller that got the previous result), so a hook cannot forget it."""
+        await self.ahand_off()
+        return self.finish(ticket, response)
+
     def finish(self, ticket: Ticket, response: JSONValue) -> Event:
         """Record a live call's result (LLM response or tool outcome); return the new event.
 
