@@ -39,6 +39,9 @@ HOOKS: tuple[Hook, ...] = (
          "numbers same-named agent objects in construction order (lanes name, name@2, ...)"),
     Hook("autogen.oai.client:OpenAIWrapper.create", _attribution.llm_create,
          "every LLM call: agent=, lane and reason from the `agent=` argument; wraps `cache=`"),
+    Hook(f"{AGENT}.a_generate_oai_reply", _attribution.a_generate_oai_reply,
+         "an async reply's turn opens in the chat's task and is carried to AG2's executor "
+         "thread (one agent in concurrent chats replays in either order)"),
     Hook(f"{AGENT}.receive", _causes.receiving,
          "a turn is caused by the message's sender and what caused it (dispatched_by lanes), "
          "with or without content"),

@@ -20,6 +20,7 @@ that caused it (`dispatched_by`, from the messages and chat results that led to 
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -80,6 +81,35 @@ def llm_create(original: Callable[..., Any]) -> Callable[..., Any]:
             return original(self, **config)
 
     return create
+
+
+def a_generate_oai_reply(original: Callable[..., Any]) -> Callable[..., Any]:
+    """`ConversableAgent.a_generate_oai_reply`: AG2 runs the sync reply on an executor thread
+    that does not carry the caller's context, so the turn its LLM call opened there was
+    told apart by which pool thread ran it and when: two chats of one agent recorded one
+    after the other on a reused thread replayed in one order only. The turn is opened here,
+    in the chat's task (the cause), on the lane the thread's call is attributed to, and
+    carried to the thread. Same work as AG2's own: the reply under the caller's IOStream."""
+
+    @functools.wraps(original)
+    async def a_generate_oai_reply(self: Any, messages: Any = None, sender: Any = None,
+                                   config: Any = None, **kwargs: Any) -> Any:
+        from autogen.io.base import IOStream
+
+        name, lane = _selection_owner.get(self) or (agent_name(self),
+                                                    instance_lane(self, agent_name(self)))
+        iostream = IOStream.get_default()
+
+        def reply() -> Any:
+            with IOStream.set_default(iostream):
+                return self.generate_oai_reply(messages=messages, sender=sender, config=config,
+                                               **kwargs)
+
+        with context.agent(name, lane=lane, reason=context.current().reason):
+            run = context.carried()
+            return await asyncio.get_running_loop().run_in_executor(None, run, reply)
+
+    return a_generate_oai_reply
 
 
 def reflection_summary(original: Callable[..., Any]) -> Callable[..., Any]:

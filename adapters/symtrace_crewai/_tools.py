@@ -133,12 +133,10 @@ async def _ahandoff(tool: Any, arguments: dict[str, Any], invoke: Callable[[], A
             result = await invoke()
     except Exception as exc:
         if ticket.live:
-            await session.ahand_off()  # the outcome reaches the program in its turn
-            session.finish(ticket, error_outcome(exc))
+            await session.afinish(ticket, error_outcome(exc))  # reaches the program in its turn
         raise
     if ticket.live:
-        await session.ahand_off()
-        session.finish(ticket, {"ok": True, "value": CODEC.encode(result)})
+        await session.afinish(ticket, {"ok": True, "value": CODEC.encode(result)})
     return result
 
 

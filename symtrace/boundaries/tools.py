@@ -96,8 +96,8 @@ async def acall_tool(
             with within_tool(ticket.event_id):
                 result = await invoke()
         except Exception as exc:
-            await session.ahand_off()  # the outcome reaches the program in its turn
-            session.finish(ticket, _with_console(error_outcome(exc, codec), console))
+            # the outcome reaches the program in its turn
+            await session.afinish(ticket, _with_console(error_outcome(exc, codec), console))
             raise
     await session.ahand_off()
     return _record_result(session, ticket, codec, result, name, console)

@@ -30,7 +30,7 @@ class EventType(StrEnum):
 
 
 # Completion-order stamps (event meta keys), written by the session, read by replay
-# (symtrace.replay.completion_order explains the order they encode).
+# (symtrace.session.scheduling explains the order they encode).
 COMPLETED = "completed"  # meta key: rank of the event's result in the completion order
 ABANDONED = "abandoned"  # meta key: an LLM call whose response never reached the program
 # A selective replay's anchor sent again after a failed attempt (replay/anchor_retries.py):

@@ -5,7 +5,7 @@ module under `symtrace/replay/`:
 
 * matching.py: which record a call consumes (strict lanes by order, pooled lanes by content;
   the rule is documented there and in docs/replay-semantics.md);
-* completion_order.py: when a matched result may be handed back (holds);
+* session/scheduling.py: when a matched result may be handed back (holds);
 * serving.py: what a matched record serves, and what is consumed with it;
 * child.py: the replayed run's own trajectory (the child bundle) and its lineage;
 * live.py: which calls follow a selective replay live, and the recorded egress endpoints;
@@ -53,17 +53,19 @@ from symtrace.model.redaction import Redactor
 from symtrace.replay import reports
 from symtrace.replay.anchor_retries import AnchorAttempts
 from symtrace.replay.child_bundle import ChildTrajectory, lineage
-from symtrace.replay.completion_order import (
-    CompletionOrder,
-    completion_ranks,
-    stall_timeout_from_env,
-)
 from symtrace.replay.held_tools import HeldToolOutputs
 from symtrace.replay.live import LiveFrontier, recorded_endpoints
 from symtrace.replay.matching import Matcher, Mismatch
 from symtrace.replay.serving import RecordServer
 from symtrace.session.context import TURN
 from symtrace.session.core import LLM, TOOL, BoundaryCall, Session, Ticket
+from symtrace.session.scheduling import (
+    Chaos,
+    CompletionOrder,
+    SchedulingOptions,
+    completion_ranks,
+    on_event_loop_thread,
+)
 from symtrace.session.sink import TrajectorySink
 
 
@@ -112,15 +114,16 @@ class Replayer(Session):
         self.on_live: list[Callable[[], None]] = []  # called when a selective replay goes live
         # called once, when the first divergence is kept (before the program sees it)
         self.on_divergence: list[Callable[[], None]] = []
-        stall_timeout = order_timeout if order_timeout is not None else stall_timeout_from_env()
-        self.handoff.stall_timeout = stall_timeout
+        options = SchedulingOptions.from_env(order_timeout)  # the one read of the environment
+        self.handoff.stall_timeout = options.stall_timeout
         self.order = CompletionOrder(
             completion_ranks(bundle.events),
             self._lock,
             self._raise_first,
             self._order_stalled,
-            stall_timeout,
+            options.stall_timeout,
             self.handoff,  # served and live results take turns through the same hand-off
+            Chaos(options.chaos_seed),
         )
 
     @property
@@ -148,7 +151,7 @@ class Replayer(Session):
                 return claimed
             self.finish(claimed, held)
             return self._served_held(claimed, held)
-        if not _on_event_loop_thread():  # a sync call on a loop's thread must not block it
+        if not on_event_loop_thread():  # a sync call on a loop's thread must not block it
             self.order.wait(claimed.id)
         ticket = self._deliver(call, claimed)
         self.order.after_delivery()
@@ -160,8 +163,7 @@ class Replayer(Session):
             held = self._held_outcome(claimed)
             if held is None:
                 return claimed
-            await self.ahand_off()
-            self.finish(claimed, held)
+            await self.afinish(claimed, held)
             return self._served_held(claimed, held)
         try:
             await self.order.await_turn(claimed.id)
@@ -406,14 +408,6 @@ class Replayer(Session):
             )
             self._keep_first(OrderUnreachable(report))
         return self._first
-
-
-def _on_event_loop_thread() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 def _next_ordinals(events: Sequence[Event]) -> dict[EventType, int]:

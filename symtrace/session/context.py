@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from symtrace.model import events
 
@@ -45,6 +45,7 @@ MAIN_LANE = events.MAIN_LANE
 POOLED_PREFIXES = events.POOLED_PREFIXES
 is_strict_lane = events.is_strict_lane
 TURN = events.TURN  # event meta key: the turn of the call (`Turn.info`)
+T = TypeVar("T")
 
 
 class Turn:
@@ -123,6 +124,8 @@ class Turn:
 
 _turn: ContextVar[Turn | None] = ContextVar("symtrace_turn", default=None)
 _root = Turn("", None, 0, None, "")
+_CARRIED: tuple[ContextVar[Any], ...] = (_agent, _lane, _reason, _dispatched_by, _within_tool,
+                                         _turn)
 
 
 # Top-level units of framework work whose results adapters declare (see `activation`): a tree
@@ -205,6 +208,24 @@ def current_turn() -> Turn | None:
     if turn is None or _lane.get() != turn.lane:
         return None
     return turn.for_owner(_owner())
+
+
+def carried() -> Callable[[Callable[[], T]], T]:
+    """symtrace's attribution here (agent, lane, reason, causes, tool, turn), to run work
+    under on a worker thread a framework starts without the caller's context
+    (`run_in_executor`): the thread's calls then belong to this turn, whichever pool thread
+    runs them and whenever, instead of to a turn that thread would open by arrival time."""
+    values = [(var, var.get()) for var in _CARRIED]
+
+    def run(work: Callable[[], T]) -> T:
+        tokens = [(var, var.set(value)) for var, value in values]
+        try:
+            return work()
+        finally:
+            for var, token in reversed(tokens):
+                var.reset(token)
+
+    return run
 
 
 def top_turn() -> Turn | None:

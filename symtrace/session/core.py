@@ -40,8 +40,8 @@ from symtrace.model.intervention import Intervention
 from symtrace.model.redaction import Redactor
 from symtrace.session import context
 from symtrace.session.context import Attribution
-from symtrace.session.handoff import DEFAULT_STALL_TIMEOUT, HandOff
 from symtrace.session.lanes import LaneIdentities
+from symtrace.session.scheduling import DEFAULT_STALL_TIMEOUT, HandOff
 from symtrace.session.sink import TrajectorySink
 
 LLM = "llm"
@@ -148,15 +148,21 @@ class Session:
 
     async def ahand_off(self) -> None:
         """Async callers, right before finish(): wait until the caller that got the previous
-        result is done with it (session/handoff.py). finish() waits itself on a plain thread."""
+        result is done with it (session/scheduling.py). finish() waits itself on a plain thread."""
         if self.handoff.receiver is not None:
             await self.handoff.await_settled()
+
+    async def afinish(self, ticket: Ticket, response: JSONValue) -> Event:
+        """finish() for async hooks: the hand-off awaited first (the loop keeps running the
+        caller that got the previous result), so a hook cannot forget it."""
+        await self.ahand_off()
+        return self.finish(ticket, response)
 
     def finish(self, ticket: Ticket, response: JSONValue) -> Event:
         """Record a live call's result (LLM response or tool outcome); return the new event.
 
         The result reaches the program when this returns: it is stamped with its completion
-        rank only once the previous result's caller is done with it (handoff.py), so the
+        rank only once the previous result's caller is done with it (scheduling.py), so the
         recorded order is the order results were used in. A stream left open (completion
         reserved where it reached the program) takes no turn."""
         if ticket.completed is None:

@@ -21,7 +21,7 @@ pytestmark = [
 # graph_fanout (two reviewers finishing in either order) was a non-strict xfail: under load the
 # child of a selective replay, or a strict replay, diverged when one reviewer's result was
 # handed out while the other was still using its own. Every session now hands results out one
-# receiver at a time (symtrace/session/handoff.py); tests/unit/test_order_without_timing.py is
+# receiver at a time (symtrace/session/scheduling.py); tests/unit/test_order_without_timing.py is
 # the deterministic regression test.
 @pytest.mark.parametrize("topology", topology_params(FRAMEWORK))
 def test_generated_programs_replay(topology: str, stochastic_stub) -> None:

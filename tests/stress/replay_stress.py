@@ -1,16 +1,22 @@
 """Replay every concurrent reference bundle many times under CPU stress and scheduling chaos.
 
     .venv/bin/python tests/stress/replay_stress.py [--replays 100] [--burners N] [BUNDLE ...]
+    .venv/bin/python tests/stress/replay_stress.py --turns [--replays 200]
     make replay-stress
 
 Each bundle's program (the example its manifest names) runs in-process under
 `symtrace.replay`, N times, while N CPU-burning processes compete for the cores and
-`SYMTRACE_CHAOS` injects random pauses at every hand-off point (replay/chaos.py). A replay
+`SYMTRACE_CHAOS` injects random pauses at every hand-off point (session/scheduling.py). A replay
 whose order rested on timing diverges under these conditions; the target is 0 divergences.
 The table prints, per bundle: replays, divergences (SYM-R1xx), runs whose printed output
 differs from the recording's stdout.txt (compared as `symtrace replay`'s outcome check does:
 the multiset of normalised lines), and seconds. Exit status 1 if anything diverged.
 Nothing reaches a network: OPENAI_BASE_URL points at a closed loopback port.
+
+`--turns` stresses the "one agent, concurrent turns" programs of tests/stress/turn_programs
+instead (each recorded first, against the seeded stub, into a temporary bundle; programs whose
+framework is not installed in this interpreter are named and left out: AG2 1.x runs under
+`.nox/next/bin/python`): their concurrent turns start in whatever order the scheduler picks.
 """
 
 from __future__ import annotations
@@ -52,6 +58,12 @@ def program_of(bundle: Path) -> Path:
     return ROOT / manifest["config"]["command"]["argv"][-1]
 
 
+def bundle_item(name: str) -> tuple[str, Path, Path, str | None]:
+    bundle = ROOT / "bundles" / name
+    expected = bundle / "stdout.txt"
+    return name, bundle, program_of(bundle), expected.read_text() if expected.exists() else None
+
+
 def run_once(script: Path) -> str:
     """Run *script* as __main__ in this process; everything it printed."""
     if str(script.parent) not in sys.path:
@@ -85,20 +97,49 @@ def same_output(got: str, expected: str) -> bool:
     return Counter(normalised_lines(got.encode())) == Counter(normalised_lines(expected.encode()))
 
 
-def stress(names: list[str], replays: int) -> Counter[str]:
+TURN_PROGRAMS = ROOT / "tests" / "stress" / "turn_programs"
+FRAMEWORK_OF = {"ag2_desk": "autogen", "ag2v1_desk": "ag2"}  # else: openai only
+
+
+def recorded_turn_programs(into: Path) -> list[tuple[str, Path, Path, str]]:
+    """(name, bundle, program, its recorded output) for each turn program this interpreter
+    can run, recorded against the seeded stochastic stub."""
+    import importlib.util
+
+    import symtrace
+    from symtrace.stub import StubLLM
+
+    found = []
+    for script in sorted(TURN_PROGRAMS.glob("*.py")):
+        module = FRAMEWORK_OF.get(script.stem)
+        if module is not None and importlib.util.find_spec(module) is None:
+            print(f"{script.stem}: skipped, {module!r} is not installed here", flush=True)
+            continue
+        base = os.environ["OPENAI_BASE_URL"]
+        with StubLLM(mode="stochastic", seed=7, tool_probability=0.0) as stub:
+            os.environ["OPENAI_BASE_URL"] = stub.url
+            try:
+                with symtrace.record(into / script.stem):
+                    out = run_once(script)
+            finally:
+                os.environ["OPENAI_BASE_URL"] = base
+        found.append((script.stem, into / script.stem, script, out))
+    return found
+
+
+def stress(items: list[tuple[str, Path, Path, str | None]], replays: int) -> Counter[str]:
     import symtrace
 
     totals: Counter[str] = Counter()
     print(f"{'bundle':38} {'replays':>7} {'diverged':>8} {'output≠':>7} {'seconds':>8}")
-    for name in names:
-        bundle = ROOT / "bundles" / name
-        script = program_of(bundle)
-        expected_file = bundle / "stdout.txt"
-        expected = expected_file.read_text() if expected_file.exists() else None
+    for name, bundle, script, expected in items:
         counts: Counter[str] = Counter()
         first: str | None = None
         started = time.monotonic()
-        for _ in range(replays):
+        for done in range(replays):
+            if done and done % 25 == 0:  # a long run shows where it is
+                print(f"  {name}: {done} replays, {counts['diverged']} diverged, "
+                      f"{counts['output']} output≠", flush=True)
             try:
                 with symtrace.replay(bundle):
                     out = run_once(script)
@@ -123,6 +164,8 @@ def main() -> int:
     parser.add_argument("--burners", type=int, default=os.cpu_count() or 2,
                         help="CPU-burning processes running meanwhile (default: one per core)")
     parser.add_argument("--no-chaos", action="store_true", help="no SYMTRACE_CHAOS pauses")
+    parser.add_argument("--turns", action="store_true",
+                        help="the one-agent-concurrent-turns programs (tests/stress/turn_programs)")
     args = parser.parse_args()
     if os.environ.get("PYTHONHASHSEED") != "0":  # the bundles were recorded with hash seed 0
         os.environ["PYTHONHASHSEED"] = "0"
@@ -144,7 +187,9 @@ def main() -> int:
     for process in burners:
         process.start()
     try:
-        totals = stress(args.bundles, args.replays)
+        items = (recorded_turn_programs(home / "bundles") if args.turns
+                 else [bundle_item(name) for name in args.bundles])
+        totals = stress(items, args.replays)
     finally:
         for process in burners:
             process.terminate()

@@ -19,7 +19,7 @@ import pytest
 
 import symtrace
 from symtrace.bundle import load_bundle
-from symtrace.replay.completion_order import COMPLETED, TIMEOUT_ENV
+from symtrace.session.scheduling import COMPLETED, TIMEOUT_ENV
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")

@@ -26,9 +26,9 @@ from symtrace.bundle.completion import complete_bundle
 from symtrace.errors import OrderUnreachable, SessionError
 from symtrace.model.divergence import DivergenceKind, DivergenceReport
 from symtrace.model.redaction import Redactor
-from symtrace.replay.completion_order import COMPLETED, TIMEOUT_ENV, completion_ranks
 from symtrace.replay.replayer import Replayer
 from symtrace.session.core import instance_lane
+from symtrace.session.scheduling import COMPLETED, TIMEOUT_ENV, completion_ranks
 
 from ._support import chat_request, chat_response, llm_call, recorder, run, tool_call
 

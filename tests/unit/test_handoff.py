@@ -1,4 +1,4 @@
-"""The hand-off to the next held caller waits for a state, never for a time (session/handoff)."""
+"""The hand-off to the next held caller waits for a state, never for a time (session/scheduling)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import time
 import pytest
 
 from symtrace.errors import SessionError
-from symtrace.replay.chaos import CHAOS_ENV, Chaos
-from symtrace.session import handoff
-from symtrace.session.handoff import Receiver, quiescent
+from symtrace.session import scheduling as handoff
+from symtrace.session.scheduling import CHAOS_ENV, Chaos, Receiver, quiescent
 
 
 def receiver_in(target, *args) -> tuple[Receiver, threading.Thread, threading.Event]:

@@ -20,10 +20,10 @@ from symtrace.model.graph import children_index
 from symtrace.model.hashing import digest
 from symtrace.model.intervention import Intervention
 from symtrace.model.redaction import Redactor
-from symtrace.replay import completion_order
-from symtrace.replay.completion_order import NEVER
 from symtrace.replay.matching import Matcher, Mismatch
 from symtrace.replay.replayer import Replayer
+from symtrace.session import scheduling
+from symtrace.session.scheduling import NEVER
 
 from ._support import chat_request, chat_response, llm_call, recorder, run, tool_call
 
@@ -167,4 +167,4 @@ def test_bodies_that_replay_match_a_search_per_tool_call(seed):
     if seed % 3 == 2:  # edges pointing forward in O (positions reversed): the graph walk
         events = [replace(e, position=len(events) - 1 - e.position) for e in events]
     expected = _reference_bodies_that_replay(events, ranks)
-    assert completion_order._bodies_that_replay(events, ranks) == expected
+    assert scheduling._bodies_that_replay(events, ranks) == expected

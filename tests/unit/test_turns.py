@@ -23,6 +23,26 @@ def turn_here() -> context.Turn | None:
 
 
 class TestIdentity:
+    def test_carried_attribution_puts_a_worker_threads_call_in_the_callers_turn(self):
+        """`run_in_executor` does not copy the context: without `carried()` the thread's call
+        has no turn; with it, it is a fork of the caller's turn, whichever pool thread runs it,
+        and the thread's own context is as before afterwards."""
+        context.reset_turns()
+
+        async def ask() -> tuple[object, ...]:
+            loop = asyncio.get_running_loop()
+            with context.agent("support"):
+                opened = turn_here()
+                bare = await loop.run_in_executor(None, turn_here)
+                carried = await loop.run_in_executor(None, context.carried(), turn_here)
+                after = await loop.run_in_executor(None, turn_here)
+            return opened, bare, carried, after
+
+        opened, bare, carried, after = asyncio.run(ask())
+        assert bare is None and after is None
+        assert isinstance(carried, context.Turn) and carried.fork
+        assert carried.parent is opened and carried.key == ">support#0~0"
+
     def test_blocks_open_turns_numbered_per_parent_and_lane_a_reentry_stays_in_its_turn(self):
         context.reset_turns()
         with context.agent("writer"):

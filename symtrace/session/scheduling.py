@@ -1,0 +1,613 @@
+"""Scheduling: when a result reaches the program (recording, replay and a live suffix alike).
+
+**The rule.** A result is handed to its caller only when (1) the caller that got the previous
+result is done with it, and (2) on replay, every result that completed before it in the
+recording was handed out. (2) is the recorded completion order (`CompletionOrder`, from the
+`meta.completed` ranks a recording stamps); (1) is the hand-off (`HandOff`). "Done" is
+decided from what symtrace sees at its own boundaries first — the receiver's next boundary
+call, a hook's `await Session.afinish(...)` — and only when the receiver shows nothing there,
+from its state: a thread ended or waits in a blocking primitive (frame inspection, with a
+CPU-clock check for a thread blocked in C), a task of the waiter's own loop has run until the
+loop is quiescent. Every knob (the stall timeout, test chaos) is one `SchedulingOptions`.
+
+Why (1): concurrent agents see each other's results in the order they were *used* (appended
+to a chat, published to a team), so recording hands results out under the same rule and the
+recorded completion order is always a schedule replay can follow. The state test:
+
+* **the receiver is a thread**: done when it makes its next boundary call, ends, or is
+  *blocked*: its innermost Python frame waits in a blocking primitive (condition, event,
+  join, queue, selector, future, idle pool worker), or, blocked in C, its CPU clock and frame
+  stand still over consecutive polls (its own progress, never wall-clock time);
+* **the receiver is another task on the waiter's event loop**: done when the loop is
+  quiescent (twice in a row nothing but the waiters ready), bounded by loop iterations.
+
+A receiver busy for a whole stall timeout without boundary progress is left to itself. On
+replay a matched call whose recorded result completed after undelivered ones is *held*
+(awaits, or blocks its thread); a hold with no boundary progress for the stall timeout is
+SYM-R105 (the program cannot reach the recorded order). The hand-off stays on once a
+selective replay goes live (only the recorded order is dropped); calls inside a recorded tool
+body are consumed with their tool; bundles without completion stamps replay without holding.
+
+Test chaos (`SYMTRACE_CHAOS`: `1` a fresh seed, or an integer seed) pauses at random right
+after a result is handed out and before a held caller is released: threads sleep a few
+milliseconds or not at all, tasks yield a random number of times (no timers: on replay none
+stands between a result and its use). A private generator, never the program's `random`.
+docs/replay-semantics.md ("Completion order") has the long form.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import asyncio.events as asyncio_events
+import contextlib
+import os
+import random
+import secrets
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from symtrace.errors import SessionError
+from symtrace.model.events import ABANDONED, COMPLETED, Event, EventType
+from symtrace.model.graph import children_index
+
+CHAOS_ENV = "SYMTRACE_CHAOS"
+THREAD_PAUSES = (0.0, 0.0, 0.0005, 0.002, 0.006)  # seconds a thread may be held back
+MAX_YIELDS = 8  # an asyncio task yields 0..MAX_YIELDS times
+
+
+class Chaos:
+    """Random pauses at hand-off points; inert unless enabled."""
+
+    def __init__(self, seed: int | None) -> None:
+        self.enabled = seed is not None
+        self.seed = seed
+        self._rng = random.Random(seed)
+
+    @classmethod
+    def from_env(cls) -> Chaos:
+        raw = os.environ.get(CHAOS_ENV, "").strip()
+        if not raw or raw == "0":
+            return cls(None)
+        if raw == "1":
+            return cls(secrets.randbits(32))
+        try:
+            return cls(int(raw))
+        except ValueError:
+            raise SessionError(f"{CHAOS_ENV} must be 1 or an integer seed, got {raw!r}") from None
+
+    def pause(self) -> None:
+        if self.enabled:
+            delay = self._rng.choice(THREAD_PAUSES)
+            if delay:
+                time.sleep(delay)
+
+    async def apause(self) -> None:
+        if not self.enabled:
+            return
+        for _ in range(self._rng.randint(0, MAX_YIELDS)):
+            await asyncio.sleep(0)
+
+POLL = 0.002  # seconds between two looks at a thread receiver (a polling period, not a grace)
+C_BLOCKED_POLLS = 25  # polls with the receiver's CPU clock and frame unchanged: blocked in C
+DEFAULT_STALL_TIMEOUT = 20.0  # seconds without any boundary progress: stop waiting
+MAX_QUIESCENCE_YIELDS = 500  # loop iterations a waiter spends waiting for quiescence at most
+FALLBACK_YIELDS = 25  # loops without a visible ready queue (not CPython's): yield this often
+
+# (file name, function) of innermost frames that mean "this thread waits for someone else"
+BLOCKING_FRAMES = frozenset({
+    ("threading.py", "wait"),  # Condition.wait, Event.wait
+    ("threading.py", "_wait_for_tstate_lock"),  # Thread.join
+    ("threading.py", "join"),
+    ("queue.py", "get"),
+    ("queue.py", "put"),
+    ("selectors.py", "select"),  # an idle event loop
+    ("futures/_base.py", "result"),  # concurrent.futures.Future.result
+    ("futures/_base.py", "wait"),
+    ("futures/_base.py", "as_completed"),
+    ("futures/thread.py", "_worker"),  # an idle ThreadPoolExecutor worker
+})
+
+
+@dataclass(slots=True)  # one per recorded result (gave)
+class Receiver:
+    """The caller a result was last handed to: its thread, and its task if it had one."""
+
+    thread: threading.Thread
+    task: asyncio.Task[object] | None
+    loop: asyncio.AbstractEventLoop | None
+    _clock: int | None = None
+    _last: tuple[float, object, int] | None = field(default=None, repr=False)
+    _still: int = 0
+
+    @classmethod
+    def current(cls) -> Receiver:
+        # cheap on purpose: it runs at every result a recording hands out (no exception raised
+        # outside a loop, the CPU clock looked up only when a blocked thread is suspected)
+        loop = asyncio_events._get_running_loop()
+        task = asyncio.current_task(loop) if loop is not None else None
+        return cls(threading.current_thread(), task, loop)
+
+    def is_caller(self) -> bool:
+        """True when the current caller is this receiver (its next boundary call arrived)."""
+        if self.thread is not threading.current_thread():
+            return False
+        if self.task is None:
+            return True
+        try:
+            return asyncio.current_task() is self.task
+        except RuntimeError:
+            return False
+
+    def on_my_loop(self) -> bool:
+        """True when the receiver is another task of the event loop running this caller."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        return self.loop is loop and self.task is not asyncio.current_task()
+
+    def thread_settled(self) -> bool:
+        """The receiver thread ended or waits for someone else (see the module docstring)."""
+        if self.thread is threading.current_thread() or not self.thread.is_alive():
+            return True
+        frame = sys._current_frames().get(self.thread.ident or -1)
+        if frame is None:
+            return True
+        path, name = frame.f_code.co_filename, frame.f_code.co_name
+        tail = os.path.join(os.path.basename(os.path.dirname(path)), os.path.basename(path))
+        if (os.path.basename(path), name) in BLOCKING_FRAMES or (tail, name) in BLOCKING_FRAMES:
+            return True
+        return self._blocked_in_c(frame)
+
+    def _blocked_in_c(self, frame: object) -> bool:
+        if self._clock is None:
+            with contextlib.suppress(AttributeError, OSError, OverflowError, TypeError):
+                self._clock = time.pthread_getcpuclockid(self.thread.ident or 0)
+            if self._clock is None:
+                return False
+        try:
+            cpu = time.clock_gettime(self._clock)
+        except OSError:  # the thread ended between the two looks
+            return True
+        here = (cpu, getattr(frame, "f_code", None), getattr(frame, "f_lasti", -1))
+        self._still = self._still + 1 if here == self._last else 0
+        self._last = here
+        return self._still >= C_BLOCKED_POLLS
+
+
+async def quiescent(
+    loop: asyncio.AbstractEventLoop, waiting: Callable[[], int] = lambda: 0
+) -> None:
+    """Yield until no other callback of *loop* is ready, twice in a row (bounded).
+
+    *waiting* counts the other tasks of the loop yielding in here right now: each always has
+    its next step ready, so two results arriving together do not keep each other from ever
+    seeing the loop quiescent (they would both wait out the bound, then race)."""
+    ready = getattr(loop, "_ready", None)  # CPython's BaseEventLoop run queue
+    if ready is None:
+        for _ in range(FALLBACK_YIELDS):
+            await asyncio.sleep(0)
+        return
+    idle = 0
+    for _ in range(MAX_QUIESCENCE_YIELDS):
+        await asyncio.sleep(0)
+        idle = idle + 1 if len(ready) <= waiting() else 0
+        if idle >= 2:
+            return
+
+
+def on_event_loop_thread() -> bool:
+    """True when this thread runs an event loop (a sync wait here would block that loop)."""
+    return asyncio_events._get_running_loop() is not None
+
+
+class HandOff:
+    """Who got the last result, and waiting until that caller is done with it (sync, async).
+
+    Shares the session's lock. `gave()` after a result reached its caller, `arrived()` when a
+    boundary call arrives (the receiver's own next call means it is done), `wait()` /
+    `await_settled()` before handing the next result out. `poll()` is the single decision the
+    waits (and the replay's completion order) take, under the lock.
+    """
+
+    def __init__(self, lock: threading.RLock, stall_timeout: float) -> None:
+        self._lock = lock
+        self._cond = threading.Condition(lock)
+        self.stall_timeout = stall_timeout
+        self.receiver: Receiver | None = None
+        self._since = time.monotonic()  # last boundary progress seen by the hand-off
+        self._waiting = 0  # threads blocked in wait(): only then is there anyone to notify
+        self._quiescing: Counter[asyncio.AbstractEventLoop] = Counter()  # tasks in quiesce()
+
+    # gave() and arrived() run at every recorded result and call: a few microseconds, no more
+    def gave(self) -> None:
+        """The current caller got a result: it is the receiver now."""
+        receiver = Receiver.current()
+        with self._lock:
+            self.receiver = receiver
+            self._progress()
+
+    def arrived(self) -> None:
+        """A boundary call arrived from this caller: if it got the last result, it is done."""
+        if self.receiver is None and not self._waiting:
+            return  # nobody to release, nobody waiting
+        with self._lock:
+            if self.receiver is not None and self.receiver.is_caller():
+                self.receiver = None
+            self._progress()
+
+    def _progress(self) -> None:
+        self._since = time.monotonic()
+        if self._waiting:
+            self._cond.notify_all()
+
+    def poll(self, idle_since: float | None = None) -> float | None:
+        """None when the current caller may get a result now; else seconds to look again.
+
+        Under the lock. A receiver that is another task of this caller's loop is not decided
+        here (a thread cannot see a loop's quiescence): `await_settled` awaits it."""
+        receiver = self.receiver
+        if receiver is None or receiver.thread is threading.current_thread():
+            return None  # nothing to wait for, or the same thread (its loop: see await_settled)
+        if receiver.thread_settled():
+            self.receiver = None
+            return None
+        since = self._since if idle_since is None else max(idle_since, self._since)
+        if time.monotonic() - since > self.stall_timeout:
+            return None
+        return POLL
+
+    def wait(self) -> None:
+        """Block this thread until the receiver of the last result is done with it.
+
+        Never on a thread that runs an event loop: blocking it would stop the very tasks
+        that are to finish with their results (async callers use `await_settled`)."""
+        if self.receiver is None or on_event_loop_thread():
+            return
+        with self._cond:
+            self._waiting += 1
+            try:
+                while (remaining := self.poll()) is not None:
+                    self._cond.wait(remaining)
+            finally:
+                self._waiting -= 1
+
+    async def await_settled(self) -> None:
+        """Async twin of wait(): the event loop keeps running the receiver meanwhile."""
+        loop = asyncio.get_running_loop()
+        while True:
+            with self._cond:
+                receiver = self.receiver
+                if receiver is None or receiver.is_caller():
+                    return
+                mine = receiver.on_my_loop()
+                remaining = None if mine else self.poll()
+            if mine:  # another task of this loop got the last result
+                await self.release_on_loop(loop, receiver)
+                continue
+            if remaining is None:
+                return
+            await asyncio.sleep(remaining)  # a receiver on another thread: look again
+
+    async def release_on_loop(self, loop: asyncio.AbstractEventLoop,
+                              receiver: Receiver | None) -> None:
+        """*receiver*, another task of this loop, got the last result: it has used it once the
+        loop is quiescent (nothing else can run); then nobody waits for it any more."""
+        await self.quiesce(loop)
+        with self._cond:
+            if self.receiver is receiver:
+                self.receiver = None
+
+    async def quiesce(self, loop: asyncio.AbstractEventLoop) -> None:
+        """`quiescent(loop)`, not counting the other callers waiting in here for their turn."""
+        self._quiescing[loop] += 1
+        try:
+            await quiescent(loop, lambda: self._quiescing[loop] - 1)
+        finally:
+            self._quiescing[loop] -= 1
+            if not self._quiescing[loop]:
+                del self._quiescing[loop]
+
+
+TIMEOUT_ENV = "SYMTRACE_ORDER_TIMEOUT"
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulingOptions:
+    """Every knob of the scheduling rule. `from_env()` is the one place the environment is
+    read (the replayer builds it once); nothing deeper looks at it."""
+
+    stall_timeout: float = DEFAULT_STALL_TIMEOUT
+    chaos_seed: int | None = None  # tests only: random pauses at hand-off points
+
+    @classmethod
+    def from_env(cls, stall_timeout: float | None = None) -> SchedulingOptions:
+        """SYMTRACE_ORDER_TIMEOUT (seconds, > 0) unless *stall_timeout* is given, and
+        SYMTRACE_CHAOS; a bad value is a SessionError."""
+        return cls(stall_timeout if stall_timeout is not None else _seconds_from_env(),
+                   Chaos.from_env().seed)
+
+
+def _seconds_from_env() -> float:
+    raw = os.environ.get(TIMEOUT_ENV)
+    if raw is None or raw.strip() == "":
+        return DEFAULT_STALL_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise SessionError(f"{TIMEOUT_ENV} must be a number of seconds > 0, got {raw!r}")
+    return value
+
+NEVER = -1  # rank of a record whose result never came in the recording
+
+
+def completion_ranks(events: Sequence[Event]) -> dict[str, int] | None:
+    """Record id -> recorded completion rank of its result, for top-level boundary records.
+
+    A tool call completes with its tool_result. A call whose result never came (an abandoned
+    LLM call, a tool call without result) ranks NEVER: replay holds it until its caller gives
+    up. None when the bundle carries no completion stamps (it was recorded before they
+    existed): such a bundle replays without holding.
+    """
+    results = {
+        e.parents[0].source: e for e in events if e.type is EventType.TOOL_RESULT and e.parents
+    }
+    ranks: dict[str, int] = {}
+    for event in events:
+        if event.meta.get("within"):
+            continue
+        if event.type is EventType.AGENT_ACTION:
+            carrier: Event | None = event
+        elif event.type is EventType.TOOL_CALL:
+            carrier = results.get(event.id)
+        else:
+            continue
+        if carrier is None or carrier.meta.get(ABANDONED):
+            ranks[event.id] = NEVER
+            continue
+        rank = carrier.meta.get(COMPLETED)
+        if not isinstance(rank, int):
+            return None
+        ranks[event.id] = rank
+    for tool_call in _bodies_that_replay(events, ranks):
+        del ranks[tool_call]
+    return ranks
+
+
+_LATEST = float("inf")  # "no descendant has a rank"
+
+
+def _bodies_that_replay(events: Sequence[Event], ranks: dict[str, int]) -> set[str]:
+    """Tool calls whose lane went on while they ran: a descendant completed before them.
+
+    That happens only when the tool's body itself made the calls that follow it on its lane
+    (a CrewAI hand-off runs the coworker there) and the adapter runs that body again on
+    replay. Such a call's begin delivers nothing (its result comes from the body), so it is
+    neither held nor waited for; the calls its body makes are ordered as usual.
+
+    One pass over G (children first) gives every node the earliest rank among its
+    descendants, so the test is O(1) per tool call: a search per tool call would be O(n²)
+    on a long lane, whose every call has the rest of the lane as descendants.
+    """
+    earliest = _earliest_by_position(events, ranks)
+    if earliest is None:  # some edge points forward in O: walk G children-first instead
+        earliest = _earliest_descendant_ranks(children_index(events), ranks)
+    return {
+        event.id
+        for event in events
+        if event.type is EventType.TOOL_CALL
+        and ranks.get(event.id, NEVER) != NEVER
+        and earliest.get(event.id, _LATEST) < ranks[event.id]
+    }
+
+
+def _position(event: Event) -> int:
+    return event.position
+
+
+def _earliest_by_position(
+    events: Sequence[Event], ranks: dict[str, int]
+) -> dict[str, float] | None:
+    """`_earliest_descendant_ranks` in one backward pass over O, or None if it does not apply.
+
+    Every edge of G points backwards in O (a parent completed before its child started), so
+    walking O backwards finishes every child before its parents; each node hands its parents
+    the smaller of its own rank and its descendants' earliest. An edge that points forward
+    (a damaged or hand-made bundle) makes the pass unsound: None, and the caller walks G.
+    """
+    position = {event.id: event.position for event in events}
+    earliest: dict[str, float] = {}
+    for event in sorted(events, key=_position, reverse=True):  # O(n) when already in O
+        rank = ranks.get(event.id, NEVER)
+        handed = earliest.get(event.id, _LATEST)
+        if rank != NEVER and rank < handed:
+            handed = rank
+        for edge in event.parents:
+            if position.get(edge.source, -1) >= event.position:
+                return None
+            if handed < earliest.get(edge.source, _LATEST):
+                earliest[edge.source] = handed
+    return earliest
+
+
+def _earliest_descendant_ranks(
+    index: dict[str, list[str]], ranks: dict[str, int]
+) -> dict[str, float]:
+    """Node id -> the smallest completion rank among its descendants (NEVER ranks ignored)."""
+    earliest: dict[str, float] = {}
+    for root in index:
+        if root in earliest:
+            continue
+        stack: list[tuple[str, int]] = [(root, 0)]
+        earliest[root] = _LATEST  # in progress (G is acyclic: only a damaged bundle loops)
+        while stack:
+            node, i = stack[-1]
+            children = index.get(node, ())
+            if i < len(children):
+                stack[-1] = (node, i + 1)
+                child = children[i]
+                if child not in earliest:
+                    earliest[child] = _LATEST
+                    stack.append((child, 0))
+                continue
+            stack.pop()
+            best = _LATEST
+            for child in children:
+                rank = ranks.get(child, NEVER)
+                best = min(best, earliest[child], rank if rank != NEVER else _LATEST)
+            earliest[node] = best
+    return earliest
+
+
+class CompletionOrder:
+    """Which recorded results may be delivered now; holds the others (sync and async).
+
+    Shares the replayer's lock, so a match and the delivery bookkeeping never interleave.
+    `check` (called under the lock while waiting) raises the session's first divergence, so
+    a divergence anywhere wakes and fails every held call.
+    """
+
+    def __init__(
+        self,
+        ranks: dict[str, int] | None,
+        lock: threading.RLock,
+        check: Callable[[], None],
+        on_stall: Callable[[str, list[str]], BaseException],
+        stall_timeout: float,
+        handoff: HandOff | None = None,
+        chaos: Chaos | None = None,
+    ) -> None:
+        self.enabled = ranks is not None
+        self._ranks = {r: k for r, k in (ranks or {}).items() if k != NEVER}
+        self._never = {r for r, k in (ranks or {}).items() if k == NEVER}
+        self._order = sorted(self._ranks, key=self._ranks.__getitem__)
+        self._pending = set(self._order)
+        self._head = 0
+        self._cond = threading.Condition(lock)
+        self._check = check
+        self._on_stall = on_stall
+        self.stall_timeout = stall_timeout
+        self._async_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._last_progress = time.monotonic()
+        # the caller that got the last result (the session's: live results use it too)
+        self.handoff = handoff or HandOff(lock, stall_timeout)
+        self.chaos = chaos or Chaos(None)
+
+    # -- state -------------------------------------------------------------------------------
+    def may_deliver(self, record_id: str) -> bool:
+        """True when every result that completed before *record_id*'s was delivered."""
+        if not self.enabled:
+            return True
+        if record_id in self._never:
+            return False
+        if record_id not in self._pending:
+            return True
+        return self._order[self._head] == record_id
+
+    def blockers(self, record_id: str) -> list[str]:
+        """Undelivered records whose results completed before *record_id*'s, earliest first."""
+        rank = self._ranks.get(record_id)
+        if rank is None:
+            return []
+        return [r for r in self._order[self._head :] if r in self._pending and
+                self._ranks[r] < rank]
+
+    def delivered(self, record_ids: Iterable[str], to_caller: bool = False) -> None:
+        """Mark results delivered (served to this thread, superseded, or abandoned)."""
+        with self._cond:
+            if to_caller:
+                self.handoff.gave()
+            for record_id in record_ids:
+                self._pending.discard(record_id)
+                self._never.discard(record_id)
+            while self._head < len(self._order) and self._order[self._head] not in self._pending:
+                self._head += 1
+            self.progress()
+
+    def disable(self) -> None:
+        """Stop holding (selective replay went live: the recorded order no longer applies).
+
+        The hand-off stays: each result is still used before the next one is handed out."""
+        with self._cond:
+            self.enabled = False
+            self.progress()
+
+    def arrived(self) -> None:
+        """A boundary call arrived from this thread: it is done with its last result."""
+        with self._cond:
+            self.handoff.arrived()
+            self.progress()
+
+    def progress(self) -> None:
+        """A boundary call arrived or a result was delivered: wake the waiters."""
+        with self._cond:
+            self._last_progress = time.monotonic()
+            self._cond.notify_all()
+            waiters, self._async_waiters = self._async_waiters, []
+        for loop, future in waiters:
+            loop.call_soon_threadsafe(_settle, future)
+
+    # -- waiting -----------------------------------------------------------------------------
+    def wait(self, record_id: str) -> None:
+        """Block this thread until *record_id* may be delivered (or raise the divergence)."""
+        with self._cond:
+            while True:
+                # the only thread left cannot be released by anyone: no need to wait it out
+                remaining = self._poll(record_id, alone=threading.active_count() == 1)
+                if remaining is None:
+                    break
+                self._cond.wait(remaining)
+        self.chaos.pause()
+
+    async def await_turn(self, record_id: str) -> None:
+        """Async twin of wait(): the event loop keeps running the other tasks meanwhile."""
+        loop = asyncio.get_running_loop()
+        while True:
+            with self._cond:
+                remaining = self._poll(record_id)
+                receiver = self.handoff.receiver
+                if remaining is None:
+                    if receiver is None or not receiver.on_my_loop():
+                        break
+                else:
+                    future: asyncio.Future[None] = loop.create_future()
+                    self._async_waiters.append((loop, future))
+            if remaining is None:  # the last result went to another task of this loop
+                await self.handoff.release_on_loop(loop, receiver)
+                continue
+            try:
+                await asyncio.wait_for(future, remaining)
+            except TimeoutError:
+                pass
+        await self.chaos.apause()
+
+    def after_delivery(self) -> None:
+        """Hand-off point: a thread got its result (chaos may pause it here)."""
+        self.chaos.pause()
+
+    async def aafter_delivery(self) -> None:
+        """Hand-off point: a task got its result (chaos may pause it here)."""
+        await self.chaos.apause()
+
+    def _poll(self, record_id: str, alone: bool = False) -> float | None:
+        """None when *record_id* may go; else seconds left before the hold counts as a stall."""
+        self._check()
+        if self.may_deliver(record_id):
+            return self.handoff.poll(self._last_progress)
+        remaining = self._last_progress + self.stall_timeout - time.monotonic()
+        if remaining <= 0 or alone:
+            error = self._on_stall(record_id, self.blockers(record_id))
+            self.progress()  # every other held call fails with the same divergence
+            raise error
+        return remaining
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
