@@ -14,9 +14,9 @@ each in its own `.nox/versions-3-1X` / `.nox/versions_next-3-1X` venv, run the s
 Python version can change behaviour (frame inspection, asyncio internals, the garbage
 collector, the bootstrap, the HTTP patches, framework hooks): tests/unit, tests/transport,
 tests/integrity, tests/adapters and tests/next_stack, without the slow subprocess-heavy
-tests, which run on 3.11 only. `make test` (CI) runs a selection of them (the Makefile's
-VERSION_TESTS: the HTTP seams and streams, the garbage-collector-sensitive integrity tests,
-completion order and hand-off, one round trip per framework), for CI's budget.
+tests, which run on 3.11 only. `make test-versions` runs a selection of them (the Makefile's
+VERSION_TESTS: the HTTP seams and streams, completion order and hand-off, attribution and
+patching, one round trip per framework); it is not part of `make test` (CI) yet (README).
 Interpreters are looked up as `python3.12` / `python3.13` on PATH (the Makefile puts
 pyenv's there), never downloaded: a missing one fails.
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from symtrace.errors import UnsupportedConstruct
-from symtrace.frameworks.contract import Hook, PatchingAdapter, seeded_uuid4
+from symtrace.frameworks.contract import Hook, PatchingAdapter
 from symtrace_ag2 import (
     _attribution,
     _cache,
@@ -68,8 +68,8 @@ HOOKS: tuple[Hook, ...] = (
          "legacy cache_seed caches built inside create: lookups and stores are boundaries"),
     Hook(f"{GROUP_CHAT}.random_select_speaker", _nondeterminism.random_speaker,
          "the random speaker draw is served from the bundle"),
-    Hook("autogen.events.base_event:uuid4", seeded_uuid4,
-         "event uuids (printed on termination) drawn from the s0-seeded random"),
+    Hook("autogen.events.base_event:uuid4", _nondeterminism.chat_uuid4,
+         "event uuids (printed on termination) seeded from s0, per chat"),
     Hook(f"{AGENT}.initiate_chat", _chat.initiate_chat,
          "declares the outermost chat's summary as the final result"),
     Hook(f"{AGENT}.a_initiate_chat", _chat.a_initiate_chat,

@@ -39,6 +39,13 @@ def lane_for(name: str) -> str:
     return name if chat is None else f"chat#{chat}/{name}"
 
 
+def chat_sequence() -> str:
+    """The causal sequence seeded ids are drawn in (model/seeded_ids.py): the concurrent
+    chat this context runs in, else `main` (chats run one after another there)."""
+    chat = _concurrent_chat.get()
+    return "main" if chat is None else f"chat#{chat}"
+
+
 @contextmanager
 def concurrent_chat(chat_id: Any) -> Iterator[None]:
     """The block is one chat of `a_initiate_chats` (which gives every chat a chat_id)."""

@@ -10,6 +10,9 @@ from symtrace.bundle.format import KIND_SELECTIVE
 from symtrace.bundle.reader import Bundle
 from symtrace.model.canonical import RULE_IDS, JSONValue, to_json_value
 from symtrace.model.runtime_info import runtime_config
+from symtrace.model.seeded_ids import CURRENT as CURRENT_ID_SCHEME
+from symtrace.model.seeded_ids import FIELD as ID_SCHEME_FIELD
+from symtrace.model.seeded_ids import scheme_of
 
 
 def new_manifest(
@@ -23,7 +26,10 @@ def new_manifest(
     adapters: Sequence[str],
     command: dict[str, Any] | None = None,
     lineage: dict[str, Any] | None = None,
+    id_scheme: str = CURRENT_ID_SCHEME,
 ) -> dict[str, Any]:
+    """*id_scheme*: how the run derives the ids a framework draws at random
+    (model/seeded_ids.py); a new recording's is the current one."""
     return {
         "kind": kind,
         "task": to_json_value(task),
@@ -31,6 +37,7 @@ def new_manifest(
             "random_seed": seed,
             "hash_seed": hash_seed,
             "user": to_json_value(state),
+            ID_SCHEME_FIELD: id_scheme,
         },
         "config": {
             **runtime_config(),
@@ -49,7 +56,8 @@ def new_seed() -> int:
 
 
 def child_manifest(bundle: Bundle, adapters: Sequence[str]) -> dict[str, Any]:
-    """A child bundle inherits T, s0 and c from its parent."""
+    """A child bundle inherits T, s0 and c from its parent, and its seeded-id scheme (the
+    replay that writes it draws ids as the parent's recording did)."""
     manifest = new_manifest(
         kind=KIND_SELECTIVE,
         task=bundle.task,
@@ -59,5 +67,6 @@ def child_manifest(bundle: Bundle, adapters: Sequence[str]) -> dict[str, Any]:
         hash_seed=bundle.initial_state.get("hash_seed"),
         adapters=adapters,
         command=bundle.config.get("command"),
+        id_scheme=scheme_of(bundle.initial_state),
     )
     return manifest

@@ -24,8 +24,9 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
-import random
+import threading
 import uuid
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -42,6 +43,7 @@ from symtrace.boundaries.tools import (
 )
 from symtrace.errors import AdapterAlreadyInstalled, AdapterUnavailable, HookTargetMissing
 from symtrace.frameworks.refusals import refuse_construct
+from symtrace.model.seeded_ids import MAIN_SEQUENCE, SeededIds
 from symtrace.patching import Patch, PatchSet
 from symtrace.session import context
 from symtrace.session.core import TOOL, BoundaryCall, active, final_result, instance_lane
@@ -160,18 +162,39 @@ def _keeping_descriptor(wrap: Wrapper) -> Callable[[Any], Any]:
     return replace
 
 
-def seeded_uuid4(original: Callable[[], uuid.UUID]) -> Callable[[], uuid.UUID]:
-    """Wrapper factory for a framework's `uuid4`: while a session is active, ids are drawn
-    from Python's `random`, which the session seeded from s0, so a restarted run gets the same
-    ids (frameworks print them, or name things after them); outside a session, untouched."""
+def seeded_uuid4(original: Callable[[], uuid.UUID],
+                 sequence: Callable[[], str] | None = None) -> Callable[[], uuid.UUID]:
+    """Wrapper factory for a framework's `uuid4`: while a session is active, ids are seeded
+    (derived from s0 by the scheme the bundle records, model/seeded_ids.py), so a restarted
+    run gets the same ids (frameworks print them, or name things after them); outside a
+    session, untouched. *sequence* names the causal sequence the caller draws in (classic
+    AG2: its concurrent chat), so concurrent sequences draw their own ids."""
 
     @functools.wraps(original)
     def uuid4() -> uuid.UUID:
-        if active() is None:
+        session = active()
+        if session is None:
             return original()
-        return uuid.UUID(int=random.getrandbits(128), version=4)
+        return _seeded_ids(session).uuid4(sequence() if sequence is not None else MAIN_SEQUENCE)
 
     return uuid4
+
+
+_ids_of: weakref.WeakKeyDictionary[Any, SeededIds] = weakref.WeakKeyDictionary()
+_ids_lock = threading.Lock()
+
+
+def _seeded_ids(session: Any) -> SeededIds:
+    """*session*'s seeded ids: a replay's follow its bundle, a recording's its new manifest."""
+    with _ids_lock:
+        ids = _ids_of.get(session)
+        if ids is None:
+            bundle = getattr(session, "bundle", None)
+            manifest = getattr(session.sink, "manifest", None)
+            state = (bundle.initial_state if bundle is not None
+                     else manifest["initial_state"] if manifest is not None else {})
+            ids = _ids_of[session] = SeededIds(state)
+        return ids
 
 
 __all__ = [  # the contract: the names adapters may rely on

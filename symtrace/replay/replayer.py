@@ -50,6 +50,7 @@ from symtrace.model.events import ATTEMPT, RETRY_OF, Event, EventType
 from symtrace.model.graph import descendants
 from symtrace.model.intervention import Intervention
 from symtrace.model.redaction import Redactor
+from symtrace.model.seeded_ids import scheme_of
 from symtrace.replay import reports
 from symtrace.replay.anchor_retries import AnchorAttempts
 from symtrace.replay.child_bundle import ChildTrajectory, lineage
@@ -85,6 +86,7 @@ class Replayer(Session):
         order_timeout: float | None = None,
         hold_tools: bool = False,
     ) -> None:
+        scheme_of(bundle.initial_state)  # ids it cannot derive as recorded: refused up front
         sink = TrajectorySink(writer)
         super().__init__(writer, redactor, _next_ordinals(bundle.events), sink=sink)
         self.bundle = bundle
