@@ -226,7 +226,7 @@ def test_a_stream_cut_inside_characters_replays_as_received(client, use_async, n
     chunks = CUTS[name]
     bundle = tmp_path / "run"
     live = Pool(response_type, chunks)
-    with symtrace.record(bundle, writer="inline"):
+    with symtrace.record(bundle):
         assert program(live, use_async) == expected
     assert live.sent == 1
 

@@ -102,7 +102,7 @@ def _program(order: list[str]) -> dict[str, list[str]]:
 
 
 def _record(path, order: list[str]) -> object:
-    with symtrace.record(path, task="ids", seed=11, adapters=[], writer="inline"):
+    with symtrace.record(path, task="ids", seed=11, adapters=[]):
         _record.drawn = _program(order)  # type: ignore[attr-defined]
     return path
 
@@ -130,7 +130,7 @@ def test_an_old_bundle_replays_with_the_ids_it_was_recorded_with(tmp_path):
     """A bundle without the field drew from the s0-seeded `random` in call order: replay
     derives its ids that way (in the recorded order), not with today's scheme."""
     bundle = tmp_path / "b"
-    with symtrace.record(bundle, task="ids", seed=11, adapters=[], writer="inline"):
+    with symtrace.record(bundle, task="ids", seed=11, adapters=[]):
         ids = [str(framework_uuid4()) for _ in range(3)]
     _set_scheme(bundle, None)
     random.seed(11)

@@ -41,7 +41,7 @@ def _chats(first: int) -> dict[int, list[str]]:
 
 
 def test_concurrent_chats_replay_their_own_uuids_in_the_other_order(tmp_path):
-    with symtrace.record(tmp_path / "b", task="ids", seed=5, adapters=["ag2"], writer="inline"):
+    with symtrace.record(tmp_path / "b", task="ids", seed=5, adapters=["ag2"]):
         recorded = _chats(first=1)
     assert symtrace.load_bundle(tmp_path / "b").initial_state[seeded_ids.FIELD] == \
         seeded_ids.PER_SEQUENCE
