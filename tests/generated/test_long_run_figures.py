@@ -76,15 +76,16 @@ def test_the_budget_is_shared_out_over_the_topologies_left(monkeypatch: pytest.M
                                                            ) -> None:
     clock = [1000.0]
     monkeypatch.setattr(gen_harness.time, "monotonic", lambda: clock[0])
-    monkeypatch.setitem(gen_harness.ENV, "SYMTRACE_GEN_BUDGET", "500")  # ag2v1: 5 topologies
+    monkeypatch.setitem(gen_harness.ENV, "SYMTRACE_GEN_BUDGET", "500")
     monkeypatch.setattr(Budget, "started", {})
     monkeypatch.setattr(Budget, "begun", {})
+    n = len(gen_harness.TOPOLOGIES["ag2v1"])
     first = Budget("ag2v1", "ask")
-    assert first.deadline == 1100.0 and not first.spent()
-    clock[0] = 1100.0
+    assert first.deadline == 1000.0 + 500.0 / n and not first.spent()
+    clock[0] = first.deadline
     assert first.spent()
-    clock[0] = 1040.0  # the next topology started early: it gets a quarter of 460 s
-    assert Budget("ag2v1", "delegation").deadline == 1040.0 + 460.0 / 4
+    clock[0] = 1040.0  # the next topology started early: it gets an even share of 460 s
+    assert Budget("ag2v1", "delegation").deadline == 1040.0 + 460.0 / (n - 1)
     clock[0] = 1600.0  # the budget is gone: the last topologies stop at once
     assert Budget("ag2v1", "subtasks").spent()
     monkeypatch.setitem(gen_harness.ENV, "SYMTRACE_GEN_BUDGET", "")
