@@ -92,9 +92,11 @@ class LiveFrontier:
 
 def ran_at_once(a: Turn | None, b: Turn | None) -> bool:
     """Whether turns *a* and *b* (or turns they are inside) were siblings that ran at once: one
-    was open when the other opened (`with_`), or both are forks; the graph's lane order draws
-    no edge between such turns. A turn and one inside it, or turns that ran one after the
-    other (a step after a `gather`), are ordered; so is anything without a turn."""
+    was open when the other opened (`with_`). A turn and one inside it, or turns that ran one
+    after the other (a step after a `gather`), are ordered; so is anything without a turn.
+    Two forks of one turn are not known to have overlapped (AgentChat's runtime handles each
+    message of one agent in its own task, one after the other: Magentic-One's orchestrator),
+    so the anchor's lane going live takes them live too."""
     if a is None or b is None or a is b:
         return False
     ancestors_a = _chain(a)
@@ -105,8 +107,7 @@ def ran_at_once(a: Turn | None, b: Turn | None) -> bool:
             if a_side is b_side:
                 return False  # one is inside the other
             if a_side.parent is b_side.parent:
-                return (a_side in b_side.with_ or b_side in a_side.with_
-                        or (a_side.fork and b_side.fork))
+                return a_side in b_side.with_ or b_side in a_side.with_
     return False
 
 
