@@ -216,43 +216,6 @@ def test_a_kill_loses_only_buffered_sums_and_reopen_rebuilds_them(tmp_path):
     assert len(load_bundle(tmp_path / "killed").events) == len(drawn)
 
 
-def test_a_holding_writer_writes_at_flush_the_bytes_an_inline_one_wrote(tmp_path, monkeypatch):
-    """hold(): nothing reaches the files until flush (or HOLD_BYTES held, close, seal), then
-    the same bytes as a writer that wrote each event at once, in an order a reader accepts at
-    every flush (every event line's blobs, no sums line ahead of its event line)."""
-    import symtrace.bundle.writer as writer_module
-
-    drawn = events(3, count=40)
-    want = written(tmp_path / "inline", drawn)
-    manifest = {"kind": "recording", "task": "t", "initial_state": {}, "config": {}}
-    writer = BundleWriter(tmp_path / "held", manifest, redactor=Redactor(())).open()
-    writer.hold()
-    for event in drawn[:10]:
-        writer.write_event(event)
-    assert all((tmp_path / "held" / name).read_bytes() == b"" for name in FILES)
-    writer.flush()
-    lines = {name: (tmp_path / "held" / name).read_bytes().count(b"\n") for name in FILES}
-    assert lines["events.jsonl"] == 10 and lines["sums.jsonl"] <= 10
-    partial = read_partial(tmp_path / "held", manifest)
-    assert [event.request for event in partial] == [event.request for event in drawn[:10]]
-    monkeypatch.setattr(writer_module, "HOLD_BYTES", 1)  # each event written as it comes
-    writer.write_event(drawn[10])
-    assert (tmp_path / "held" / "events.jsonl").read_bytes().count(b"\n") == 11
-    monkeypatch.undo()
-    for event in drawn[11:]:
-        writer.write_event(event)
-    writer.close()  # writes what is held
-    for name in FILES:
-        assert (tmp_path / "held" / name).read_bytes() == want[name], name
-
-    sealed = BundleWriter(tmp_path / "sealed", manifest, redactor=Redactor(())).open()
-    sealed.hold()
-    for event in drawn:
-        sealed.write_event(event)
-    sealed.finalize()  # writes what is held before sealing
-    assert len(load_bundle(tmp_path / "sealed").events) == len(drawn)
-
-
 def test_an_event_that_fails_after_splitting_leaves_no_blob_unwritten(tmp_path):
     """A message first split for an event that then failed (here: a value JSON cannot hold)
     is memoised, but its blobs never reached the pack: an event re-sending it later must
@@ -475,15 +438,14 @@ def _read_back(root: Path) -> dict[str, str]:
 
 
 def test_the_seal_digests_the_bytes_on_disk_without_reading_them_back(tmp_path):
-    """The writer digests each data file as it writes it (the seal reads none back): a held
-    writer, a reopened one (torn last lines cut, missing sums rebuilt) and one with captured
-    stdout all seal the sha256 of the files' actual bytes."""
+    """The writer digests each data file as it writes it (the seal reads none back): a writer
+    with captured stdout and a reopened one (torn last lines cut, missing sums rebuilt) both
+    seal the sha256 of the files' actual bytes."""
     import shutil
 
     drawn = events(7, count=30)
     manifest = {"kind": "recording", "task": "t", "initial_state": {}, "config": {}}
     held = BundleWriter(tmp_path / "held", manifest, redactor=Redactor(())).open()
-    held.hold()
     for event in drawn:
         held.write_event(event)
     held.write_stdout(b"printed\n")
