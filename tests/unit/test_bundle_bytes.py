@@ -21,7 +21,6 @@ import orjson
 import pytest
 
 from symtrace.bundle import load_bundle
-from symtrace.bundle.reader import read_partial
 from symtrace.bundle.writer import BundleWriter
 from symtrace.model.events import Edge, EdgeKind, Event, EventType
 from symtrace.model.redaction import Redactor
