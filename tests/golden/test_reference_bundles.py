@@ -57,6 +57,7 @@ def adapter_test_ids() -> list[str]:
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
          "tests/adapters"],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "PYTEST_ADDOPTS": ""},  # a caller's -v would print a tree, not ids
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return [line for line in result.stdout.splitlines() if "::" in line]
