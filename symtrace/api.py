@@ -198,7 +198,8 @@ def replay(
 
     *options* (ReplayOptions), or its fields as keyword arguments: `anchor`, `guidance`,
     `placement`, `out`, `secrets`, `adapters`, `overwrite` (or `force`), `allow_hosts`,
-    `hold_tools`.
+    `hold_tools`, `order_timeout` (seconds a call held for the recorded completion order
+    waits without boundary progress before SYM-R105; default 20).
 
     While the replay has not gone live, no network connection leaves the process (the
     egress guard, SYM-R106) except to `allow_hosts` (`HOST[:PORT]`, e.g. a local database).
@@ -245,6 +246,7 @@ def replay(
         writer=writer,
         warnings=notes,
         hold_tools=options.hold_tools,
+        scheduling=options.scheduling,
     )
     guard = guard_for(session, options.allow_hosts)
     with _installed(session, names, guard):

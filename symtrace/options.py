@@ -24,10 +24,12 @@ from symtrace.errors import UsageError
 from symtrace.model.canonical import JSONValue
 from symtrace.model.intervention import DEFAULT_PLACEMENT, PLACEMENTS
 from symtrace.replay.outcome_check import compile_volatile
+from symtrace.session.scheduling_options import SchedulingOptions
 
 Options = TypeVar("Options", "RecordOptions", "ReplayOptions")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _JSON_FIELDS = {"task", "state", "config"}  # any JSON value, lists and objects included
+DEFAULT_SCHEDULING = SchedulingOptions()  # immutable: one shared default
 _SEED_LIMIT = 2**64  # manifest seeds are drawn from 32 bits; any non-negative 64-bit int works
 
 
@@ -87,6 +89,8 @@ class ReplayOptions:
     trust: bool = False  # process: run the bundle's command without asking
     endpoint: str | None = None  # process: where live calls go (OPENAI_BASE_URL)
     quiet: bool = False  # process: do not echo the program's output
+    # when results are handed out (session/scheduling.py): the order timeout, SYM-R105
+    scheduling: SchedulingOptions = DEFAULT_SCHEDULING
 
     PROCESS_ONLY = ("command", "cwd", "set_env", "report_json", "volatile_stdout", "trust",
                     "endpoint", "quiet")
@@ -100,10 +104,15 @@ class ReplayOptions:
               set_env: Mapping[str, str] | None = None,
               report_json: str | os.PathLike[str] | None = None,
               volatile_stdout: Iterable[str] = (), overwrite: bool | None = None,
-              **values: Any) -> ReplayOptions:
+              order_timeout: float | str | None = None, **values: Any) -> ReplayOptions:
         """Options from loose input (lists, str paths, a dict of variables); a bad value is a
-        UsageError. *overwrite* is the in-process API's name of *force*."""
+        UsageError. *overwrite* is the in-process API's name of *force*; *order_timeout*
+        (seconds) sets `scheduling.stall_timeout`."""
         _known(cls, values)
+        if order_timeout is not None:
+            if "scheduling" in values:
+                raise TypeError("give order_timeout or scheduling, not both")
+            values["scheduling"] = SchedulingOptions.build(order_timeout)
         if overwrite is not None:
             values["force"] = bool(overwrite) or bool(values.get("force"))
         try:
@@ -135,6 +144,9 @@ class ReplayOptions:
             raise UsageError("guidance needs an anchor: the event whose request gets it")
         if self.endpoint is not None and not self.endpoint.startswith(("http://", "https://")):
             raise UsageError(f"--endpoint {self.endpoint!r}: give an http:// or https:// URL")
+        if not isinstance(self.scheduling, SchedulingOptions):
+            raise TypeError(f"ReplayOptions.scheduling: expected SchedulingOptions, got "
+                            f"{type(self.scheduling).__name__}")
         if self.cwd is not None and not self.cwd.is_dir():
             raise UsageError(f"--cwd {self.cwd}: not a directory")
         _check_tuples(self)

@@ -148,6 +148,10 @@ def build_parser(dispatched: str | None = None) -> argparse.ArgumentParser:
     rep.add_argument(
         "--volatile-stdout", action="append", default=[], metavar="REGEX",
         help="leave stdout lines matching REGEX out of the outcome comparison; repeatable")
+    rep.add_argument(
+        "--order-timeout", metavar="SECONDS",
+        help="how long a call held for the recorded completion order waits without any "
+        "boundary progress before the replay stops with SYM-R105 (default 20)")
     add_trust_options(rep)
     rep.set_defaults(func=_deferred("symtrace.cli.run", "cmd_replay"))
 

@@ -121,6 +121,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         cwd=args.cwd,
         trust=args.trust,
         endpoint=args.endpoint,
+        order_timeout=args.order_timeout,
     )
     outcome = replay_bundle(args.bundle, options)
     if outcome.anchor_note:

@@ -82,6 +82,7 @@ def start() -> None:
         from symtrace.bundle.reader import load_bundle
         from symtrace.bundle.writer import BundleWriter
         from symtrace.replay.replayer import Replayer
+        from symtrace.session.scheduling_options import SchedulingOptions
 
         # the parent prints the whole report last; the program's traceback gets its headline
         ReplayDivergence.full_message = False
@@ -97,6 +98,7 @@ def start() -> None:
             writer=child_writer,
             warnings=version_warnings(bundle.config.get("versions", {})),
             hold_tools=launch.hold_tools,
+            scheduling=SchedulingOptions(launch.order_timeout),
         )
         # from the first divergence on, stderr is the program's reaction to it (retries of
         # the refused call): held for the parent, which shows the last traceback and a summary

@@ -31,6 +31,7 @@ import orjson
 from symtrace.bundle.writer import atomic_write
 from symtrace.errors import HandBackError
 from symtrace.model.canonical import JSONValue
+from symtrace.session.scheduling_options import DEFAULT_STALL_TIMEOUT
 
 if TYPE_CHECKING:  # imported where a divergence is read: a recording's child never needs it
     from symtrace.model.divergence import DivergenceReport
@@ -66,6 +67,7 @@ class Launch:
     allow_hosts: tuple[str, ...] = ()  # replay: --allow-host HOST[:PORT], already parsed
     child_bundle: str | None = None  # selective replay: the staged child bundle
     hold_tools: bool = False  # selective replay: identical live tool calls get recorded outcomes
+    order_timeout: float = DEFAULT_STALL_TIMEOUT  # replay: ReplayOptions.scheduling.stall_timeout
     # every registered adapter as (name, entry point, framework module), found by the parent:
     # the child arms `adapters` from these without scanning or importing (empty: it resolves)
     declared: tuple[tuple[str, str, str], ...] = ()
@@ -100,6 +102,7 @@ class Launch:
             allow_hosts=_strings(reader.get("allow_hosts", list), "launch.allow_hosts"),
             child_bundle=reader.get("child_bundle", str, optional=True),
             hold_tools=bool(reader.get("hold_tools", bool, optional=True)),
+            order_timeout=_seconds(reader.get("order_timeout", float, optional=True)),
             declared=_declarations(reader.get("declared", list, optional=True) or []),
         )
         reader.done()
@@ -113,6 +116,14 @@ class Launch:
     def environ(self, path: Path) -> dict[str, str]:
         """The one variable that tells the bootstrap to start a session from *path*."""
         return {ENV_LAUNCH: str(path)}
+
+
+def _seconds(value: float | None) -> float:
+    if value is None:
+        return DEFAULT_STALL_TIMEOUT
+    if not value > 0:
+        raise HandBackError(f"launch.order_timeout: {value!r} is not a number of seconds > 0")
+    return value
 
 
 def _declarations(items: list[Any]) -> tuple[tuple[str, str, str], ...]:

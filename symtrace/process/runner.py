@@ -94,7 +94,8 @@ def replay_bundle(
     recorded working directory when it exists on this machine, `command` (or a recorded
     command whose directory is not here) in the current one.
     `hold_tools`: in the live suffix, a tool call identical to a recorded one gets the
-    recorded outcome instead of running (replay/held_tools.py).
+    recorded outcome instead of running (replay/held_tools.py). `order_timeout`: seconds a
+    call held for the recorded completion order waits without boundary progress (SYM-R105).
 
     Four steps: prepare (everything checked, consent asked, the child bundle claimed), run
     (the instrumented program), verify (what the replay amounts to), finish (the child
@@ -205,6 +206,7 @@ def _prepare(bundle_path: Path, options: ReplayOptions) -> _Prepared:
         allow_hosts=allowed,
         child_bundle=str(slot.staged.resolve()) if slot is not None else None,
         hold_tools=options.hold_tools and resolved is not None,
+        order_timeout=options.scheduling.stall_timeout,
         declared=declared_adapters(),
     )
     return _Prepared(bundle_path, options, bundle, resolved, argv, recorded_argv, run_in, env,

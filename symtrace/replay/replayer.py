@@ -63,10 +63,10 @@ from symtrace.session.core import LLM, TOOL, BoundaryCall, Session, Ticket
 from symtrace.session.scheduling import (
     Chaos,
     CompletionOrder,
-    SchedulingOptions,
     completion_ranks,
     on_event_loop_thread,
 )
+from symtrace.session.scheduling_options import SchedulingOptions
 from symtrace.session.sink import TrajectorySink
 
 
@@ -83,8 +83,8 @@ class Replayer(Session):
         placement: str = guidance_mod.DEFAULT_PLACEMENT,
         writer: BundleWriter | None = None,
         warnings: Sequence[str] = (),
-        order_timeout: float | None = None,
         hold_tools: bool = False,
+        scheduling: SchedulingOptions | None = None,
     ) -> None:
         scheme_of(bundle.initial_state)  # ids it cannot derive as recorded: refused up front
         sink = TrajectorySink(writer)
@@ -116,7 +116,7 @@ class Replayer(Session):
         self.on_live: list[Callable[[], None]] = []  # called when a selective replay goes live
         # called once, when the first divergence is kept (before the program sees it)
         self.on_divergence: list[Callable[[], None]] = []
-        options = SchedulingOptions.from_env(order_timeout)  # the one read of the environment
+        options = scheduling or SchedulingOptions()
         self.handoff.stall_timeout = options.stall_timeout
         self.order = CompletionOrder(
             completion_ranks(bundle.events),
@@ -125,7 +125,8 @@ class Replayer(Session):
             self._order_stalled,
             options.stall_timeout,
             self.handoff,  # served and live results take turns through the same hand-off
-            Chaos(options.chaos_seed),
+            # SYMTRACE_CHAOS: the stress tests' hook, read once here (scheduling.Chaos)
+            Chaos(options.chaos_seed) if options.chaos_seed is not None else Chaos.from_env(),
         )
 
     @property

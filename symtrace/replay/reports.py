@@ -84,7 +84,7 @@ def order_stalled_hint(record_id: str, waiting: bool, stall_timeout: float) -> s
     )
     return (
         f"no boundary call progressed for {stall_timeout:g}s while {cause}; raise "
-        "SYMTRACE_ORDER_TIMEOUT if the program computes that long between calls"
+        "--order-timeout (order_timeout=) if the program computes that long between calls"
     )
 
 

@@ -41,7 +41,8 @@ from symtrace.model.redaction import Redactor
 from symtrace.session import context
 from symtrace.session.context import Attribution
 from symtrace.session.lanes import LaneIdentities
-from symtrace.session.scheduling import DEFAULT_STALL_TIMEOUT, HandOff
+from symtrace.session.scheduling import HandOff
+from symtrace.session.scheduling_options import DEFAULT_STALL_TIMEOUT
 from symtrace.session.sink import TrajectorySink
 
 LLM = "llm"

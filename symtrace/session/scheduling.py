@@ -93,7 +93,6 @@ class Chaos:
 
 POLL = 0.002  # seconds between two looks at a thread receiver (a polling period, not a grace)
 C_BLOCKED_POLLS = 25  # polls with the receiver's CPU clock and frame unchanged: blocked in C
-DEFAULT_STALL_TIMEOUT = 20.0  # seconds without any boundary progress: stop waiting
 MAX_QUIESCENCE_YIELDS = 500  # loop iterations a waiter spends waiting for quiescence at most
 FALLBACK_YIELDS = 25  # loops without a visible ready queue (not CPython's): yield this often
 
@@ -312,37 +311,6 @@ class HandOff:
             if not self._quiescing[loop]:
                 del self._quiescing[loop]
 
-
-TIMEOUT_ENV = "SYMTRACE_ORDER_TIMEOUT"
-
-
-@dataclass(frozen=True, slots=True)
-class SchedulingOptions:
-    """Every knob of the scheduling rule. `from_env()` is the one place the environment is
-    read (the replayer builds it once); nothing deeper looks at it."""
-
-    stall_timeout: float = DEFAULT_STALL_TIMEOUT
-    chaos_seed: int | None = None  # tests only: random pauses at hand-off points
-
-    @classmethod
-    def from_env(cls, stall_timeout: float | None = None) -> SchedulingOptions:
-        """SYMTRACE_ORDER_TIMEOUT (seconds, > 0) unless *stall_timeout* is given, and
-        SYMTRACE_CHAOS; a bad value is a SessionError."""
-        return cls(stall_timeout if stall_timeout is not None else _seconds_from_env(),
-                   Chaos.from_env().seed)
-
-
-def _seconds_from_env() -> float:
-    raw = os.environ.get(TIMEOUT_ENV)
-    if raw is None or raw.strip() == "":
-        return DEFAULT_STALL_TIMEOUT
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise SessionError(f"{TIMEOUT_ENV} must be a number of seconds > 0, got {raw!r}")
-    return value
 
 NEVER = -1  # rank of a record whose result never came in the recording
 

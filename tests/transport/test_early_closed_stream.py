@@ -19,7 +19,7 @@ import pytest
 
 import symtrace
 from symtrace.bundle import load_bundle
-from symtrace.session.scheduling import COMPLETED, TIMEOUT_ENV
+from symtrace.session.scheduling import COMPLETED
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
@@ -106,7 +106,7 @@ PROGRAMS = {"openai-sync": openai_sync, "openai-async": openai_async,
 
 
 @pytest.mark.parametrize(("sdk", "how"), CASES, ids=[f"{s}-{h}" for s, h in CASES])
-def test_a_stream_stopped_early_replays_strictly(stub, tmp_path, monkeypatch, sdk, how):
+def test_a_stream_stopped_early_replays_strictly(stub, tmp_path, sdk, how):
     url = stub.root_url if sdk == "anthropic" else stub.url
     program = lambda: PROGRAMS[sdk](url, how)  # noqa: E731
     with symtrace.record(tmp_path / "b", task="early close", adapters=[]):
@@ -117,7 +117,6 @@ def test_a_stream_stopped_early_replays_strictly(stub, tmp_path, monkeypatch, sd
             ranks[event.request["body"]["messages"][0]["content"]] = event.meta[COMPLETED]
     assert ranks["left"] < ranks["right"]  # where it reached the program, not where it ended
     stub.stop()
-    monkeypatch.setenv(TIMEOUT_ENV, "5")  # an unreachable order fails in 5 s, not 20
-    for _ in range(REPLAYS):
-        with symtrace.replay(tmp_path / "b", adapters=[]):
+    for _ in range(REPLAYS):  # an unreachable order fails in 5 s, not 20
+        with symtrace.replay(tmp_path / "b", adapters=[], order_timeout=5):
             assert program() == recorded

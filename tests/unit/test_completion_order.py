@@ -23,12 +23,13 @@ import pytest
 import symtrace
 from symtrace.bundle import load_bundle
 from symtrace.bundle.completion import complete_bundle
-from symtrace.errors import OrderUnreachable, SessionError
+from symtrace.errors import OrderUnreachable, UsageError
 from symtrace.model.divergence import DivergenceKind, DivergenceReport
 from symtrace.model.redaction import Redactor
 from symtrace.replay.replayer import Replayer
 from symtrace.session.core import instance_lane
-from symtrace.session.scheduling import COMPLETED, TIMEOUT_ENV, completion_ranks
+from symtrace.session.scheduling import COMPLETED, completion_ranks
+from symtrace.session.scheduling_options import SchedulingOptions
 
 from ._support import chat_request, chat_response, llm_call, recorder, run, tool_call
 
@@ -110,8 +111,8 @@ def record(path, program):
         return program()
 
 
-def replay(path, program):
-    with symtrace.replay(path, adapters=[]):
+def replay(path, program, **options):
+    with symtrace.replay(path, adapters=[], **options):
         return program()
 
 
@@ -173,15 +174,15 @@ class TestThreads:
 
 class TestUnreachable:
     def test_waiting_on_the_held_result_is_a_typed_divergence(
-        self, stub, tmp_path, monkeypatch
+        self, stub, tmp_path
     ):
         slowed(stub, {"left": 0.3})
         record(tmp_path / "b", lambda: asyncio.run(fan_out(stub.url)))
-        monkeypatch.setenv(TIMEOUT_ENV, "0.3")
         # the program now awaits "left" before it asks "right", which completed first
         started = time.monotonic()
         with pytest.raises(OrderUnreachable) as info:
-            replay(tmp_path / "b", lambda: asyncio.run(fan_out(stub.url, sequential=True)))
+            replay(tmp_path / "b", lambda: asyncio.run(fan_out(stub.url, sequential=True)),
+                   order_timeout=0.3)
         assert time.monotonic() - started < 5
         report = info.value.report
         assert report.kind is DivergenceKind.ORDER_UNREACHABLE
@@ -209,10 +210,11 @@ class TestUnreachable:
             "from symtrace.errors import OrderUnreachable\n"
             "from symtrace.model.redaction import Redactor\n"
             "from symtrace.replay.replayer import Replayer\n"
+            "from symtrace.session.scheduling_options import SchedulingOptions\n"
             "from tests.unit._support import chat_request, llm_call, run\n"
             "assert threading.active_count() == 1, threading.enumerate()\n"
             f"replayer = Replayer(load_bundle({str(tmp_path / 'b')!r}), Redactor(),\n"
-            "                    order_timeout=60)\n"
+            "                    scheduling=SchedulingOptions(60))\n"
             "started = time.monotonic()\n"
             "try:\n"
             "    run(replayer, llm_call(chat_request('b'), lane='bob'), None)\n"
@@ -225,11 +227,13 @@ class TestUnreachable:
         assert done.stdout.startswith("unreachable after"), done.stdout
         assert float(done.stdout.split()[-1]) < 30  # at once, not at the 60 s stall timeout
 
-    def test_bad_timeout_value_is_refused(self, stub, tmp_path, monkeypatch):
+    @pytest.mark.parametrize("bad", ["soon", "0", "-1", "nan", "inf", 0, -2.5, True])
+    def test_bad_timeout_value_is_refused_before_anything_runs(self, stub, tmp_path, bad):
         record(tmp_path / "b", lambda: asyncio.run(fan_out(stub.url)))
-        monkeypatch.setenv(TIMEOUT_ENV, "soon")
-        with pytest.raises(SessionError, match=TIMEOUT_ENV):
-            replay(tmp_path / "b", lambda: None)
+        ran = []
+        with pytest.raises(UsageError, match="order timeout"):
+            replay(tmp_path / "b", lambda: ran.append(1), order_timeout=bad)
+        assert ran == []
 
 
 class TestCancelled:
@@ -370,13 +374,13 @@ class TestAbandoned:
         record(tmp_path / "again", lambda: None)  # no session left active
 
     def test_waiting_for_a_result_that_never_came_is_unreachable(
-        self, stub, tmp_path, monkeypatch
+        self, stub, tmp_path
     ):
         slowed(stub, {"right": 0.5})
         record(tmp_path / "b", lambda: asyncio.run(race(stub.url)))
-        monkeypatch.setenv(TIMEOUT_ENV, "0.3")
         with pytest.raises(OrderUnreachable) as info:
-            replay(tmp_path / "b", lambda: asyncio.run(race(stub.url, wait_for_loser=True)))
+            replay(tmp_path / "b", lambda: asyncio.run(race(stub.url, wait_for_loser=True)),
+                   order_timeout=0.3)
         report = info.value.report
         assert report.waiting_for == ()
         assert "never came in the recording" in report.hint
@@ -384,7 +388,7 @@ class TestAbandoned:
 
 class TestAbandonedStream:
     def test_a_stream_left_open_completes_where_it_reached_the_program(
-        self, stub_llm_factory, tmp_path, monkeypatch
+        self, stub_llm_factory, tmp_path
     ):
         stub = stub_llm_factory(script=SCRIPT, chunk_delay=0.01)
 
@@ -404,9 +408,8 @@ class TestAbandonedStream:
             for e in load_bundle(tmp_path / "b").events if e.is_llm
         }
         assert ranks["left"] < ranks["right"]  # not at the end of the session
-        monkeypatch.setenv(TIMEOUT_ENV, "2")
         for _ in range(FEW):
-            assert replay(tmp_path / "b", program) == recorded
+            assert replay(tmp_path / "b", program, order_timeout=2) == recorded
 
 
 PROGRAM = '''
@@ -434,8 +437,15 @@ class TestCli:
         assert recorded.returncode == 0, recorded.stderr
         # (the CLI replay that succeeds is covered by the AgentChat graph_fanout bundle)
         report = tmp_path / "report.json"
+        for bad in ("soon", "0"):  # refused before the program starts: nothing written
+            refused = cli("replay", str(tmp_path / "b"), "--order-timeout", bad,
+                          "--report-json", str(report), SEQUENTIAL="1")
+            assert refused.returncode == 2 and "order-timeout" in refused.stderr
+            assert not report.exists()
+        started = time.monotonic()
         diverged = cli("replay", str(tmp_path / "b"), "--report-json", str(report),
-                       SEQUENTIAL="1", **{TIMEOUT_ENV: "0.5"})
+                       "--order-timeout", "0.5", SEQUENTIAL="1")
+        assert time.monotonic() - started < 15  # the 0.5 s reached the child, not the 20 s
         assert diverged.returncode == 90
         found = json.loads(report.read_text())["report"]
         assert (found["code"], found["kind"]) == ("SYM-R105", "order_unreachable")
@@ -459,7 +469,7 @@ class TestHandOff:
         assert ranks is not None and "tool_call_0000" not in ranks
         assert set(ranks) == {"agent_action_0000", "agent_action_0001"}
 
-        replayer = Replayer(bundle, Redactor(), order_timeout=1)
+        replayer = Replayer(bundle, Redactor(), scheduling=SchedulingOptions(1))
         replayer.begin(tool_call("delegate", {"to": "coworker"}, lane=lane))  # not held
         run(replayer, llm_call(chat_request("coworker task"), lane=lane), None)
         run(replayer, llm_call(chat_request("wrap up")), None)

@@ -25,6 +25,8 @@ def test_replay_options_are_typed_from_loose_input(tmp_path: Path):
     assert options.set_env == (("A", "1"), ("B", "2"))
     assert options.command == ("python", "x.py") and options.adapters == ("crewai",)
     assert options.force is True and options.selective
+    assert options.scheduling.stall_timeout == 20.0  # the default
+    assert ReplayOptions.build(order_timeout="2.5").scheduling.stall_timeout == 2.5
     with pytest.raises(AttributeError):
         options.anchor = "other"  # type: ignore[misc]
 
@@ -39,6 +41,9 @@ def test_replay_options_are_typed_from_loose_input(tmp_path: Path):
     ({"cwd": "/no/such/dir"}, "not a directory"),
     ({"set_env": {"A B": "1"}}, "not an environment variable name"),
     ({"adapters": [""]}, "not a non-empty string"),
+    ({"order_timeout": "soon"}, "order timeout (--order-timeout, order_timeout=) 'soon'"),
+    ({"order_timeout": -1}, "give a number of seconds > 0"),
+    ({"order_timeout": float("inf")}, "give a number of seconds > 0"),
 ])
 def test_a_bad_replay_option_is_a_usage_error(values, says):
     with pytest.raises(UsageError, match=re.escape(says)) as caught:

@@ -110,6 +110,7 @@ def test_launch_round_trips_through_its_one_variable(tmp_path: Path):
                     hand_back="/t/h.json", secret_envs=("OPENAI_API_KEY",),
                     anchor="llm_call_0002", guidance="Check the rate.\nTwice.",
                     placement="system", allow_hosts=("127.0.0.1:5432",), child_bundle="/c",
+                    order_timeout=2.5,
                     declared=(("crewai", "symtrace_crewai:CrewAIAdapter", "crewai"),))
     path = tmp_path / "launch.json"
     launch.write(path)
@@ -130,6 +131,8 @@ def test_launch_round_trips_through_its_one_variable(tmp_path: Path):
     (lambda body: body.update(allow_hosts="127.0.0.1"), "should be list"),
     (lambda body: body.update(verbose=True), "unknown fields ['verbose']"),
     (lambda body: body.update(declared=[["crewai", "symtrace_crewai:A"]]), "[name, entry, module]"),
+    (lambda body: body.update(order_timeout=-1.0), "order_timeout"),
+    (lambda body: body.update(order_timeout="20"), "should be float"),
 ])
 def test_a_bad_launch_file_is_refused(mutate, says):
     body = orjson.loads(Launch(mode=Mode.RECORD, bundle="/b", adapters=None,

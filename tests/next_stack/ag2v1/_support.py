@@ -55,8 +55,9 @@ class Runner:
             out = self.call(module.main)
         return Run(out, handle.session.final_value, runs["tool_body"])
 
-    def replay(self, path: Path, name: str, **overrides: Any) -> Run:
+    def replay(self, path: Path, name: str, order_timeout: float | None = None,
+               **overrides: Any) -> Run:
         module, runs = self.example(name, **overrides)
-        with symtrace.replay(path, adapters=["ag2v1"]) as handle:
+        with symtrace.replay(path, adapters=["ag2v1"], order_timeout=order_timeout) as handle:
             out = self.call(module.main)
         return Run(out, handle.session.final_value, runs["tool_body"])

@@ -266,7 +266,6 @@ def test_one_sub_task_slot_goes_to_the_calls_in_call_order_whatever_the_scheduli
     the slot first in both runs."""
     from ag2 import Agent, TaskConfig
 
-    monkeypatch.setenv("SYMTRACE_ORDER_TIMEOUT", "3")  # a stalled replay fails fast
     stub = _start(stub_llm_factory, monkeypatch,
                   _script(scripts, "subtasks", BOTH_SUBTASK_CALLS))
     one_slot = functools.partial(TaskConfig, max_concurrency=1)
@@ -283,6 +282,7 @@ def test_one_sub_task_slot_goes_to_the_calls_in_call_order_whatever_the_scheduli
     served = stub.served
     for held_back in ("run_subtask", "run_subtasks"):
         replayed = runner.replay(tmp_path / "b", "subtasks", TaskConfig=one_slot,
-                                 Agent=slowed(held_back))
+                                 Agent=slowed(held_back),
+                                 order_timeout=3)  # a stalled replay fails fast
         assert replayed.stdout == recorded.stdout and replayed.tool_body_runs == 0
     assert stub.served == served
