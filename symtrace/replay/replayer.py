@@ -63,6 +63,7 @@ from symtrace.session.core import LLM, TOOL, BoundaryCall, Session, Ticket
 from symtrace.session.scheduling import (
     Chaos,
     CompletionOrder,
+    StarvedPool,
     completion_ranks,
     on_event_loop_thread,
 )
@@ -393,7 +394,8 @@ class Replayer(Session):
         report = self.reporter.report(kind, expected, call, call.kind, hint=hint)
         self._fail(reports.error_for(report))
 
-    def _order_stalled(self, record_id: str, blockers: list[str]) -> ReplayDivergence:
+    def _order_stalled(self, record_id: str, blockers: list[str],
+                       starved: StarvedPool | None) -> ReplayDivergence:
         """The divergence a stalled hold raises (called under the lock)."""
         if self._first is None:
             held = self.matcher.by_id[record_id]
@@ -406,7 +408,7 @@ class Replayer(Session):
                 None,
                 LLM if held.is_llm else TOOL,
                 hint=reports.order_stalled_hint(record_id, bool(waiting),
-                                                self.order.stall_timeout),
+                                                self.order.stall_timeout, starved),
                 waiting_for=waiting,
             )
             self._keep_first(OrderUnreachable(report))

@@ -33,6 +33,7 @@ from symtrace.model.divergence import (
 from symtrace.model.events import Event, summarize
 from symtrace.replay.matching import Matcher
 from symtrace.session.core import BoundaryCall
+from symtrace.session.scheduling import StarvedPool
 
 ERRORS: dict[DivergenceKind, type[ReplayDivergence]] = {
     DivergenceKind.REQUEST_MISMATCH: RequestMismatch,
@@ -73,7 +74,20 @@ def egress_hint(attempt: dict[str, Any]) -> str:
     )
 
 
-def order_stalled_hint(record_id: str, waiting: bool, stall_timeout: float) -> str:
+def order_stalled_hint(record_id: str, waiting: bool, stall_timeout: float,
+                       starved: StarvedPool | None = None) -> str:
+    if starved is not None:
+        return (
+            f"{record_id} was held for results that completed before it in the recording, "
+            "on a worker of a ThreadPoolExecutor (max_workers="
+            f"{starved.max_workers}) every worker of which is held, with {starved.queued} "
+            "queued work item(s) that cannot start meanwhile: the calls it waits for are most "
+            "likely queued behind it. A held sync call must return its value on its own "
+            "thread, so replay cannot reorder them: the program submitted its pool work in "
+            "another order than when recorded (an order that depends on timing). Submit in an "
+            "order the results decide (await one before submitting the next), give the pool "
+            "a worker per concurrent call, or record again"
+        )
     cause = (
         f"{record_id} was held for results that completed before it in the recording; the "
         "program waits for this result before asking for those (a timing-dependent branch or "

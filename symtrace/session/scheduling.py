@@ -433,6 +433,44 @@ def _earliest_descendant_ranks(
     return earliest
 
 
+@dataclass(frozen=True, slots=True)
+class StarvedPool:
+    """Every worker of a ThreadPoolExecutor is held, and work waits in its queue: that work
+    cannot start (nor make the calls a hold waits for) until a hold on the pool ends."""
+
+    max_workers: int
+    queued: int
+
+
+class _PoolWorker:
+    """The ThreadPoolExecutor whose worker this thread is, from the thread's own stack (its
+    outermost frames are `concurrent.futures.thread._worker(executor_reference, work_queue,
+    ...)`; asyncio's default executor and `to_thread` are one too). None: not a pool worker."""
+
+    __slots__ = ("max_workers", "queue")
+
+    def __init__(self, queue: object, max_workers: int) -> None:
+        self.queue, self.max_workers = queue, max_workers
+
+    @classmethod
+    def here(cls) -> _PoolWorker | None:
+        frame = sys._getframe(1)
+        while frame.f_back is not None:  # _worker is near the bottom of the thread's stack
+            frame = frame.f_back
+            code = frame.f_code
+            if code.co_name == "_worker" and code.co_filename.endswith(_POOL_MODULE):
+                executor = frame.f_locals.get("executor_reference", lambda: None)()
+                queue = frame.f_locals.get("work_queue")
+                workers = getattr(executor, "_max_workers", None)
+                if queue is None or not isinstance(workers, int):
+                    return None
+                return cls(queue, workers)
+        return None
+
+
+_POOL_MODULE = os.path.join("concurrent", "futures", "thread.py")
+
+
 class CompletionOrder:
     """Which recorded results may be delivered now; holds the others (sync and async).
 
@@ -446,7 +484,7 @@ class CompletionOrder:
         ranks: dict[str, int] | None,
         lock: threading.RLock,
         check: Callable[[], None],
-        on_stall: Callable[[str, list[str]], BaseException],
+        on_stall: Callable[[str, list[str], StarvedPool | None], BaseException],
         stall_timeout: float,
         handoff: HandOff | None = None,
         chaos: Chaos | None = None,
@@ -466,6 +504,7 @@ class CompletionOrder:
         # the caller that got the last result (the session's: live results use it too)
         self.handoff = handoff or HandOff(lock, stall_timeout)
         self.chaos = chaos or Chaos(None)
+        self._held_workers: dict[threading.Thread, _PoolWorker] = {}  # sync holds on pools
 
     # -- state -------------------------------------------------------------------------------
     def may_deliver(self, record_id: str) -> bool:
@@ -523,15 +562,36 @@ class CompletionOrder:
 
     # -- waiting -----------------------------------------------------------------------------
     def wait(self, record_id: str) -> None:
-        """Block this thread until *record_id* may be delivered (or raise the divergence)."""
+        """Block this thread until *record_id* may be delivered (or raise the divergence).
+
+        The hold occupies this thread: on a pool worker, the pool runs nothing else
+        meanwhile (`starved_pool` tells the divergence report so)."""
+        me = threading.current_thread()
         with self._cond:
-            while True:
-                # the only thread left cannot be released by anyone: no need to wait it out
-                remaining = self._poll(record_id, alone=threading.active_count() == 1)
-                if remaining is None:
-                    break
-                self._cond.wait(remaining)
+            if self.may_deliver(record_id) and self.handoff.receiver is None:
+                pass  # the common case: no hold, no stack walk
+            elif (worker := _PoolWorker.here()) is not None:
+                self._held_workers[me] = worker
+            try:
+                while True:
+                    # the only thread left cannot be released by anyone: no need to wait
+                    remaining = self._poll(record_id, alone=threading.active_count() == 1)
+                    if remaining is None:
+                        break
+                    self._cond.wait(remaining)
+            finally:
+                self._held_workers.pop(me, None)
         self.chaos.pause()
+
+    def starved_pool(self) -> StarvedPool | None:
+        """A pool every worker of which is held here while work waits in its queue (under
+        the lock): the held calls occupy the threads the queued work would run on."""
+        held: Counter[int] = Counter(id(w.queue) for w in self._held_workers.values())
+        for worker in self._held_workers.values():
+            queued = _queued(worker.queue)
+            if held[id(worker.queue)] >= worker.max_workers and queued:
+                return StarvedPool(worker.max_workers, queued)
+        return None
 
     async def await_turn(self, record_id: str) -> None:
         """Async twin of wait(): the event loop keeps running the other tasks meanwhile."""
@@ -570,10 +630,17 @@ class CompletionOrder:
             return self.handoff.poll(self._last_progress)
         remaining = self._last_progress + self.stall_timeout - time.monotonic()
         if remaining <= 0 or alone:
-            error = self._on_stall(record_id, self.blockers(record_id))
+            error = self._on_stall(record_id, self.blockers(record_id), self.starved_pool())
             self.progress()  # every other held call fails with the same divergence
             raise error
         return remaining
+
+
+def _queued(queue: object) -> int:
+    try:
+        return int(queue.qsize())  # type: ignore[attr-defined]
+    except (AttributeError, TypeError, ValueError, NotImplementedError):
+        return 0
 
 
 def _settle(future: asyncio.Future[None]) -> None:

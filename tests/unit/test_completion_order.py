@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -102,6 +103,25 @@ def threaded_fan_out(url: str, words=("left", "right")) -> list[str]:
             time.sleep(0.01)
         for thread in threads:
             thread.join(10)
+        summary = client.post(f"{url}/chat/completions", json=body("summarise: " + "; ".join(seen)))
+    return [*seen, reply(summary)]
+
+
+def pooled_fan_out(url: str, first: str, workers: int = 1) -> list[str]:
+    """Each word asked by a sync call on a ThreadPoolExecutor, in the order *first* says."""
+    words = ("left", "right") if first == "left" else ("right", "left")
+    seen: list[str] = []
+    with httpx.Client() as client:
+
+        def ask(word: str) -> None:
+            seen.append(reply(client.post(f"{url}/chat/completions", json=body(word))))
+
+        async def main() -> None:
+            loop = asyncio.get_running_loop()
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pool") as pool:
+                await asyncio.gather(*(loop.run_in_executor(pool, ask, w) for w in words))
+
+        asyncio.run(main())
         summary = client.post(f"{url}/chat/completions", json=body("summarise: " + "; ".join(seen)))
     return [*seen, reply(summary)]
 
@@ -234,6 +254,38 @@ class TestUnreachable:
         with pytest.raises(UsageError, match="order timeout"):
             replay(tmp_path / "b", lambda: ran.append(1), order_timeout=bad)
         assert ran == []
+
+
+class TestStarvedPool:
+    """A hold blocks the thread it runs on. On a one-worker pool the held call occupies the
+    only worker, and the call whose result completed first in the recording waits in the
+    pool's queue behind it: it can never run. Nothing can release that hold (the held call
+    must return its value on that very thread, and running the queued work inside it would
+    break the serial execution the pool promises), so replay fails closed, naming the pool.
+    It fails after the order timeout, not at once: a blocker might still come from another
+    thread or the event loop, which symtrace cannot rule out."""
+
+    def test_the_recorded_submission_order_replays(self, stub, tmp_path):
+        recorded = record(tmp_path / "b", lambda: pooled_fan_out(stub.url, "right"))
+        assert recorded[:2] == ["R is done", "L is done"]
+        for _ in range(FEW):
+            assert replay(tmp_path / "b", lambda: pooled_fan_out(stub.url, "right")) == recorded
+
+    def test_the_other_submission_order_fails_naming_the_pool(self, stub, tmp_path):
+        record(tmp_path / "b", lambda: pooled_fan_out(stub.url, "right"))
+        with pytest.raises(OrderUnreachable) as info:
+            replay(tmp_path / "b", lambda: pooled_fan_out(stub.url, "left"), order_timeout=1)
+        report = info.value.report
+        assert report.code == "SYM-R105"
+        assert "ThreadPoolExecutor" in report.hint and "max_workers=1" in report.hint
+        assert "1 queued" in report.hint
+        assert [c.id for c in report.waiting_for] == ["agent_action_0000"]
+
+    def test_a_wider_pool_replays_the_other_submission_order(self, stub, tmp_path):
+        recorded = record(tmp_path / "b", lambda: pooled_fan_out(stub.url, "right"))
+        for _ in range(FEW):  # the held call takes one worker; the other runs the blocker
+            replayed = replay(tmp_path / "b", lambda: pooled_fan_out(stub.url, "left", 2))
+            assert replayed == recorded
 
 
 class TestCancelled:
