@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+import inspect
 import threading
 import uuid
 import weakref
@@ -147,6 +148,33 @@ class PatchingAdapter:
         if self._patches is not None:
             self._patches.uninstall()
             self._patches = None
+
+
+def consumption_point(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Hook wrapper for a *consumption point*: where the framework shows that its caller is
+    done with the last result it got (it hands on the message made of it, or parks until its
+    next message). Reaching it lets the next result be handed out at once
+    (session/scheduling.py), instead of waiting for the caller's next boundary call or the
+    end of its task. Adapters list these in their hook tables; the call runs unchanged."""
+    if inspect.iscoroutinefunction(original):
+
+        @functools.wraps(original)
+        async def aconsumed(*args: Any, **kwargs: Any) -> Any:
+            session = active()
+            if session is not None:
+                session.consumed()
+            return await original(*args, **kwargs)
+
+        return aconsumed
+
+    @functools.wraps(original)
+    def consumed(*args: Any, **kwargs: Any) -> Any:
+        session = active()
+        if session is not None:
+            session.consumed()
+        return original(*args, **kwargs)
+
+    return consumed
 
 
 def _keeping_descriptor(wrap: Wrapper) -> Callable[[Any], Any]:

@@ -119,6 +119,7 @@ class Replayer(Session):
         self.on_divergence: list[Callable[[], None]] = []
         options = scheduling or SchedulingOptions()
         self.handoff.stall_timeout = options.stall_timeout
+        self.handoff.infer = options.infer_from_state
         self.order = CompletionOrder(
             completion_ranks(bundle.events),
             self._lock,
@@ -178,6 +179,9 @@ class Replayer(Session):
         ticket = self._deliver(call, claimed)
         await self.order.aafter_delivery()
         return ticket
+
+    def consumed(self) -> None:
+        self.order.arrived()  # the hand-off, and the held calls waiting behind it
 
     def finish(self, ticket: Ticket, response: JSONValue) -> Event:
         event = super().finish(ticket, response)  # waits its turn (hand-off) unlocked

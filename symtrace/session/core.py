@@ -42,7 +42,7 @@ from symtrace.session import context
 from symtrace.session.context import Attribution
 from symtrace.session.lanes import LaneIdentities
 from symtrace.session.scheduling import HandOff
-from symtrace.session.scheduling_options import DEFAULT_STALL_TIMEOUT
+from symtrace.session.scheduling_options import SchedulingOptions
 from symtrace.session.sink import TrajectorySink
 
 LLM = "llm"
@@ -137,7 +137,8 @@ class Session:
         self._open: dict[str, Ticket] = {}  # live LLM calls whose response has not come yet
         self._lock = threading.RLock()
         # one receiver at a time: a result is handed out once the previous one was used
-        self.handoff = HandOff(self._lock, DEFAULT_STALL_TIMEOUT)
+        defaults = SchedulingOptions()
+        self.handoff = HandOff(self._lock, defaults.stall_timeout, defaults.infer_from_state)
 
     # -- the hook-facing API -------------------------------------------------------------
     def begin(self, call: BoundaryCall) -> Ticket:
@@ -146,6 +147,12 @@ class Session:
     async def abegin(self, call: BoundaryCall) -> Ticket:
         """begin() for async hooks: a replayer may hold the call without blocking the loop."""
         return self.begin(call)
+
+    def consumed(self) -> None:
+        """A consumption point: the current caller is done with the last result it got (an
+        adapter declares where, e.g. where a framework parks an agent until its next
+        message), so the next result may be handed out (session/scheduling.py)."""
+        self.handoff.arrived()
 
     async def ahand_off(self) -> None:
         """Async callers, right before finish(): wait until the caller that got the previous

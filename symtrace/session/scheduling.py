@@ -39,13 +39,16 @@ from __future__ import annotations
 
 import asyncio
 import asyncio.events as asyncio_events
+import concurrent.futures
 import contextlib
+import functools
 import os
 import random
 import secrets
 import sys
 import threading
 import time
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -141,6 +144,12 @@ class Receiver:
         except RuntimeError:
             return False
 
+    def finished(self) -> bool:
+        """A fact, no guess: the receiver's task is done, or (no task) its thread ended."""
+        if self.task is not None:
+            return self.task.done()
+        return not self.thread.is_alive()
+
     def on_my_loop(self) -> bool:
         """True when the receiver is another task of the event loop running this caller."""
         try:
@@ -207,20 +216,26 @@ def on_event_loop_thread() -> bool:
 class HandOff:
     """Who got the last result, and waiting until that caller is done with it (sync, async).
 
-    Shares the session's lock. `gave()` after a result reached its caller, `arrived()` when a
-    boundary call arrives (the receiver's own next call means it is done), `wait()` /
-    `await_settled()` before handing the next result out. `poll()` is the single decision the
-    waits (and the replay's completion order) take, under the lock.
+    Shares the session's lock. `gave()` after a result reached its caller; `arrived()` when
+    the caller reaches a point that shows it is done with its result — its next boundary
+    call, or a consumption point an adapter declares (`Session.consumed`); `wait()` /
+    `await_settled()` before handing the next result out. `poll()` is the single decision
+    the waits (and the replay's completion order) take, under the lock: facts first (the
+    receiver's consumption, its thread ended, its task done), then — only with *infer* —
+    the receiver's state (blocked frames, CPU clock, a quiescent loop).
     """
 
-    def __init__(self, lock: threading.RLock, stall_timeout: float) -> None:
+    def __init__(self, lock: threading.RLock, stall_timeout: float, infer: bool = True) -> None:
         self._lock = lock
-        self._cond = threading.Condition(lock)
+        self.cond = self._cond = threading.Condition(lock)  # the completion order's too
         self.stall_timeout = stall_timeout
+        self.infer = infer  # SchedulingOptions.infer_from_state
         self.receiver: Receiver | None = None
         self._since = time.monotonic()  # last boundary progress seen by the hand-off
         self._waiting = 0  # threads blocked in wait(): only then is there anyone to notify
         self._quiescing: Counter[asyncio.AbstractEventLoop] = Counter()  # tasks in quiesce()
+        self._async_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._watched: weakref.WeakSet[asyncio.Task[object]] = weakref.WeakSet()
 
     # gave() and arrived() run at every recorded result and call: a few microseconds, no more
     def gave(self) -> None:
@@ -228,37 +243,75 @@ class HandOff:
         receiver = Receiver.current()
         with self._lock:
             self.receiver = receiver
-            self._progress()
+            self.progress()
+        if self.infer:
+            return
+        task = receiver.task
+        if task is not None:
+            if task not in self._watched:
+                self._watched.add(task)
+                task.add_done_callback(self._task_done)  # a fact: the task ended
+            return
+        # a pool worker (run_in_executor, to_thread, a framework's executor): the end of
+        # its work item is the end of the receiver's turn there (the result is passed on)
+        worker = _PoolWorker.here()
+        if worker is not None and isinstance(worker.item, concurrent.futures.Future):
+            worker.item.add_done_callback(functools.partial(self._item_done, receiver))
 
     def arrived(self) -> None:
-        """A boundary call arrived from this caller: if it got the last result, it is done."""
-        if self.receiver is None and not self._waiting:
+        """This caller showed it is done with its last result (its next boundary call, or a
+        declared consumption point): if it got the last result, it is no longer waited for."""
+        if self.receiver is None and not self._waiting and not self._async_waiters:
             return  # nobody to release, nobody waiting
         with self._lock:
             if self.receiver is not None and self.receiver.is_caller():
                 self.receiver = None
-            self._progress()
+            self.progress()
 
-    def _progress(self) -> None:
+    def _item_done(self, receiver: Receiver, _item: object) -> None:
+        with self._lock:
+            if self.receiver is receiver:
+                self.receiver = None
+                self.progress()
+
+    def _task_done(self, task: asyncio.Task[object]) -> None:
+        with self._lock:
+            if self.receiver is not None and self.receiver.task is task:
+                self.receiver = None
+                self.progress()
+
+    def progress(self) -> None:
+        """Boundary progress: wake every waiter, sync and async (under the lock)."""
         self._since = time.monotonic()
-        if self._waiting:
-            self._cond.notify_all()
+        self._cond.notify_all()
+        waiters, self._async_waiters = self._async_waiters, []
+        for loop, future in waiters:
+            loop.call_soon_threadsafe(_settle, future)
 
     def poll(self, idle_since: float | None = None) -> float | None:
         """None when the current caller may get a result now; else seconds to look again.
 
-        Under the lock. A receiver that is another task of this caller's loop is not decided
-        here (a thread cannot see a loop's quiescence): `await_settled` awaits it."""
+        Under the lock. With *infer*, a receiver that is another task of this caller's loop
+        is not decided here (a thread cannot see a loop's quiescence): `await_settled`
+        awaits it."""
         receiver = self.receiver
-        if receiver is None or receiver.thread is threading.current_thread():
-            return None  # nothing to wait for, or the same thread (its loop: see await_settled)
-        if receiver.thread_settled():
+        if receiver is None or receiver.is_caller():
+            return None
+        if receiver.finished():
             self.receiver = None
             return None
+        if self.infer:
+            if receiver.thread is threading.current_thread():
+                return None  # its loop: see await_settled
+            if receiver.thread_settled():
+                self.receiver = None
+                return None
         since = self._since if idle_since is None else max(idle_since, self._since)
-        if time.monotonic() - since > self.stall_timeout:
+        remaining = since + self.stall_timeout - time.monotonic()
+        if remaining <= 0:
             return None
-        return POLL
+        # a thread's end is a fact nobody announces: look at it now and then
+        return POLL if self.infer or receiver.task is None else remaining
 
     def wait(self) -> None:
         """Block this thread until the receiver of the last result is done with it.
@@ -283,19 +336,27 @@ class HandOff:
                 receiver = self.receiver
                 if receiver is None or receiver.is_caller():
                     return
-                mine = receiver.on_my_loop()
+                mine = self.infer and receiver.on_my_loop()
                 remaining = None if mine else self.poll()
+                if not mine and remaining is not None:
+                    future = self.waiter(loop)
             if mine:  # another task of this loop got the last result
                 await self.release_on_loop(loop, receiver)
                 continue
             if remaining is None:
                 return
-            await asyncio.sleep(remaining)  # a receiver on another thread: look again
+            await until_progress(future, remaining)
+
+    def waiter(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
+        """A future of *loop* settled at the next progress (under the lock)."""
+        future: asyncio.Future[None] = loop.create_future()
+        self._async_waiters.append((loop, future))
+        return future
 
     async def release_on_loop(self, loop: asyncio.AbstractEventLoop,
                               receiver: Receiver | None) -> None:
-        """*receiver*, another task of this loop, got the last result: it has used it once the
-        loop is quiescent (nothing else can run); then nobody waits for it any more."""
+        """(*infer* only) *receiver*, another task of this loop, got the last result: it has
+        used it once the loop is quiescent (nothing else can run); then nobody waits for it."""
         await self.quiesce(loop)
         with self._cond:
             if self.receiver is receiver:
@@ -447,10 +508,10 @@ class _PoolWorker:
     outermost frames are `concurrent.futures.thread._worker(executor_reference, work_queue,
     ...)`; asyncio's default executor and `to_thread` are one too). None: not a pool worker."""
 
-    __slots__ = ("max_workers", "queue")
+    __slots__ = ("item", "max_workers", "queue")
 
-    def __init__(self, queue: object, max_workers: int) -> None:
-        self.queue, self.max_workers = queue, max_workers
+    def __init__(self, queue: object, max_workers: int, item: object) -> None:
+        self.queue, self.max_workers, self.item = queue, max_workers, item
 
     @classmethod
     def here(cls) -> _PoolWorker | None:
@@ -459,12 +520,13 @@ class _PoolWorker:
             frame = frame.f_back
             code = frame.f_code
             if code.co_name == "_worker" and code.co_filename.endswith(_POOL_MODULE):
-                executor = frame.f_locals.get("executor_reference", lambda: None)()
-                queue = frame.f_locals.get("work_queue")
+                local = frame.f_locals
+                executor = local.get("executor_reference", lambda: None)()
+                queue = local.get("work_queue")
                 workers = getattr(executor, "_max_workers", None)
                 if queue is None or not isinstance(workers, int):
                     return None
-                return cls(queue, workers)
+                return cls(queue, workers, getattr(local.get("work_item"), "future", None))
         return None
 
 
@@ -495,14 +557,13 @@ class CompletionOrder:
         self._order = sorted(self._ranks, key=self._ranks.__getitem__)
         self._pending = set(self._order)
         self._head = 0
-        self._cond = threading.Condition(lock)
         self._check = check
         self._on_stall = on_stall
         self.stall_timeout = stall_timeout
-        self._async_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._last_progress = time.monotonic()
         # the caller that got the last result (the session's: live results use it too)
         self.handoff = handoff or HandOff(lock, stall_timeout)
+        self._cond = self.handoff.cond  # one condition: any progress wakes every waiter
         self.chaos = chaos or Chaos(None)
         self._held_workers: dict[threading.Thread, _PoolWorker] = {}  # sync holds on pools
 
@@ -555,10 +616,7 @@ class CompletionOrder:
         """A boundary call arrived or a result was delivered: wake the waiters."""
         with self._cond:
             self._last_progress = time.monotonic()
-            self._cond.notify_all()
-            waiters, self._async_waiters = self._async_waiters, []
-        for loop, future in waiters:
-            loop.call_soon_threadsafe(_settle, future)
+            self.handoff.progress()
 
     # -- waiting -----------------------------------------------------------------------------
     def wait(self, record_id: str) -> None:
@@ -601,18 +659,14 @@ class CompletionOrder:
                 remaining = self._poll(record_id)
                 receiver = self.handoff.receiver
                 if remaining is None:
-                    if receiver is None or not receiver.on_my_loop():
+                    if receiver is None or not (self.handoff.infer and receiver.on_my_loop()):
                         break
                 else:
-                    future: asyncio.Future[None] = loop.create_future()
-                    self._async_waiters.append((loop, future))
+                    future = self.handoff.waiter(loop)
             if remaining is None:  # the last result went to another task of this loop
                 await self.handoff.release_on_loop(loop, receiver)
                 continue
-            try:
-                await asyncio.wait_for(future, remaining)
-            except TimeoutError:
-                pass
+            await until_progress(future, remaining)
         await self.chaos.apause()
 
     def after_delivery(self) -> None:
@@ -634,6 +688,15 @@ class CompletionOrder:
             self.progress()  # every other held call fails with the same divergence
             raise error
         return remaining
+
+
+async def until_progress(future: asyncio.Future[None], timeout: float) -> None:
+    """Wait for *future* (settled at the next progress) at most *timeout* seconds.
+
+    Not `asyncio.wait_for`: on Python 3.11 it swallows a cancellation that arrives together
+    with the future's result, and a cancelled held call (its caller gave up on it) would
+    then go on waiting for a turn that never comes."""
+    await asyncio.wait((future,), timeout=timeout)
 
 
 def _queued(queue: object) -> int:

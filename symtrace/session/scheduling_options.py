@@ -23,6 +23,9 @@ class SchedulingOptions:
     # a held call waits this long without any boundary progress, then SYM-R105
     stall_timeout: float = DEFAULT_STALL_TIMEOUT
     chaos_seed: int | None = None  # tests only: random pauses at hand-off points
+    # the fallback: a receiver that shows nothing at symtrace's boundaries is judged done
+    # from its state (blocked frames, CPU clock, a quiescent loop); see scheduling.py
+    infer_from_state: bool = True
 
     def __post_init__(self) -> None:
         value = self.stall_timeout

@@ -1,4 +1,5 @@
-"""The hand-off to the next held caller waits for a state, never for a time (session/scheduling)."""
+"""The hand-off to the next held caller waits for a state, never for a time (session/scheduling):
+facts and declared consumption points first, the receiver's state only as the fallback."""
 
 from __future__ import annotations
 
@@ -170,3 +171,135 @@ def test_two_callers_waiting_together_see_the_loop_quiescent(monkeypatch):
     monkeypatch.setattr(handoff.asyncio, "sleep", counted)
     assert asyncio.run(main()) == ["receiver done", "first", "second"]
     assert yields < 1_000  # not the bound: released once only the waiters were left
+
+
+# -- releases from facts and declared consumption points (infer_from_state=False) ----------
+def handed_to_a_thread(hand_off: handoff.HandOff, then) -> threading.Thread:
+    """A thread that gets a result (it becomes the receiver), then runs *then*."""
+    got = threading.Event()
+
+    def body() -> None:
+        hand_off.gave()
+        got.set()
+        then()
+
+    thread = threading.Thread(target=body, daemon=True)
+    thread.start()
+    assert got.wait(5)
+    return thread
+
+
+def waiting_thread(hand_off: handoff.HandOff) -> tuple[threading.Thread, threading.Event]:
+    done = threading.Event()
+
+    def body() -> None:
+        hand_off.wait()
+        done.set()
+
+    thread = threading.Thread(target=body, daemon=True)
+    thread.start()
+    return thread, done
+
+
+@pytest.mark.parametrize("infer", [True, False])
+def test_a_parked_receiver_holds_the_next_result_until_its_consumption_point(infer):
+    """Without inference a receiver parked outside symtrace's boundaries (here: on an Event,
+    as a framework parks an agent until its next message) is not guessed done; it is done
+    when it reaches a consumption point an adapter declares. With inference (the fallback),
+    its blocked frame releases the next result without it."""
+    hand_off = handoff.HandOff(threading.RLock(), stall_timeout=60, infer=infer)
+    parked, leave = threading.Event(), threading.Event()
+
+    def park_then_consume() -> None:
+        parked.set()
+        leave.wait(10)  # the framework's "wait for my next message"
+        hand_off.arrived()  # the declared consumption point (Session.consumed)
+        leave.wait(10)
+
+    receiver = handed_to_a_thread(hand_off, park_then_consume)
+    assert parked.wait(5)
+    waiter, done = waiting_thread(hand_off)
+    if infer:
+        assert done.wait(10)  # the blocked frame was enough
+    else:
+        assert not done.wait(0.3)  # parked is not done: nothing is guessed
+        assert hand_off.receiver is not None
+    leave.set()
+    assert done.wait(10)
+    waiter.join(5)
+    receiver.join(5)
+
+
+def test_without_inference_a_receiver_thread_that_ends_is_done():
+    hand_off = handoff.HandOff(threading.RLock(), stall_timeout=60, infer=False)
+    go = threading.Event()
+    receiver = handed_to_a_thread(hand_off, lambda: go.wait(10))
+    waiter, done = waiting_thread(hand_off)
+    assert not done.wait(0.2)
+    go.set()  # the receiver ends: a fact, no frame looked at
+    assert done.wait(10)
+    waiter.join(5)
+    receiver.join(5)
+
+
+def test_without_inference_a_receiver_task_that_is_done_releases_its_loop_neighbour():
+    hand_off = handoff.HandOff(threading.RLock(), stall_timeout=60, infer=False)
+    order: list[str] = []
+
+    async def receiver(step: asyncio.Event) -> None:
+        hand_off.gave()
+        await step.wait()  # parked on the loop: not done, and no quiescence is consulted
+        order.append("receiver used it")
+
+    async def main() -> None:
+        step = asyncio.Event()
+        task = asyncio.create_task(receiver(step))
+        for _ in range(3):
+            await asyncio.sleep(0)
+        waiting = asyncio.create_task(hand_off.await_settled())
+        for _ in range(50):
+            await asyncio.sleep(0)
+        assert not waiting.done()  # the loop is quiescent, yet nothing is guessed
+        step.set()
+        await asyncio.wait_for(waiting, 10)
+        order.append("next result")
+        await task
+
+    asyncio.run(main())
+    assert order == ["receiver used it", "next result"]
+
+
+def test_a_declared_consumption_point_releases_through_the_active_session(tmp_path):
+    """`contract.consumption_point` (what adapters list in their hook tables) tells the
+    active session that its caller is done with its last result, sync and async alike."""
+    from symtrace.frameworks.contract import consumption_point
+    from symtrace.session.core import activate, deactivate
+    from tests.unit._support import recorder
+
+    session, writer = recorder(tmp_path / "b")
+    session.handoff.infer = False
+
+    def parks(x: int) -> int:
+        return x + 1
+
+    async def aparks(x: int) -> int:
+        return x + 2
+
+    sync_point, async_point = consumption_point(parks), consumption_point(aparks)
+    activate(session)
+    try:
+        session.handoff.gave()
+        assert session.handoff.receiver is not None
+        assert sync_point(1) == 2 and session.handoff.receiver is None
+
+        async def task() -> int:
+            session.handoff.gave()
+            assert session.handoff.receiver is not None
+            value = await async_point(1)
+            assert session.handoff.receiver is None
+            return value
+
+        assert asyncio.run(task()) == 3
+    finally:
+        deactivate(session)
+        writer.abort()
