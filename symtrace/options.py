@@ -104,15 +104,16 @@ class ReplayOptions:
               set_env: Mapping[str, str] | None = None,
               report_json: str | os.PathLike[str] | None = None,
               volatile_stdout: Iterable[str] = (), overwrite: bool | None = None,
-              order_timeout: float | str | None = None, **values: Any) -> ReplayOptions:
+              order_timeout: float | str | None = None,
+              infer_from_state: bool | None = None, **values: Any) -> ReplayOptions:
         """Options from loose input (lists, str paths, a dict of variables); a bad value is a
         UsageError. *overwrite* is the in-process API's name of *force*; *order_timeout*
-        (seconds) sets `scheduling.stall_timeout`."""
+        (seconds) and *infer_from_state* set `scheduling`'s fields."""
         _known(cls, values)
-        if order_timeout is not None:
+        if order_timeout is not None or infer_from_state is not None:
             if "scheduling" in values:
-                raise TypeError("give order_timeout or scheduling, not both")
-            values["scheduling"] = SchedulingOptions.build(order_timeout)
+                raise TypeError("give order_timeout/infer_from_state or scheduling, not both")
+            values["scheduling"] = SchedulingOptions.build(order_timeout, infer_from_state)
         if overwrite is not None:
             values["force"] = bool(overwrite) or bool(values.get("force"))
         try:

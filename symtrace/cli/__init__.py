@@ -152,6 +152,11 @@ def build_parser(dispatched: str | None = None) -> argparse.ArgumentParser:
         "--order-timeout", metavar="SECONDS",
         help="how long a call held for the recorded completion order waits without any "
         "boundary progress before the replay stops with SYM-R105 (default 20)")
+    rep.add_argument(
+        "--no-state-inference", action="store_true",
+        help="hand the next result out only once the previous one's caller was seen done "
+        "(its next boundary call, a declared consumption point, its task or thread ended), "
+        "never judged from its stack, CPU clock or a quiescent loop")
     add_trust_options(rep)
     rep.set_defaults(func=_deferred("symtrace.cli.run", "cmd_replay"))
 

@@ -122,6 +122,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         trust=args.trust,
         endpoint=args.endpoint,
         order_timeout=args.order_timeout,
+        infer_from_state=False if args.no_state_inference else None,
     )
     outcome = replay_bundle(args.bundle, options)
     if outcome.anchor_note:

@@ -98,7 +98,8 @@ def start() -> None:
             writer=child_writer,
             warnings=version_warnings(bundle.config.get("versions", {})),
             hold_tools=launch.hold_tools,
-            scheduling=SchedulingOptions(launch.order_timeout),
+            scheduling=SchedulingOptions(launch.order_timeout,
+                                         infer_from_state=launch.infer_from_state),
         )
         # from the first divergence on, stderr is the program's reaction to it (retries of
         # the refused call): held for the parent, which shows the last traceback and a summary

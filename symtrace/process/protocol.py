@@ -68,6 +68,7 @@ class Launch:
     child_bundle: str | None = None  # selective replay: the staged child bundle
     hold_tools: bool = False  # selective replay: identical live tool calls get recorded outcomes
     order_timeout: float = DEFAULT_STALL_TIMEOUT  # replay: ReplayOptions.scheduling.stall_timeout
+    infer_from_state: bool = True  # replay: ReplayOptions.scheduling.infer_from_state
     # every registered adapter as (name, entry point, framework module), found by the parent:
     # the child arms `adapters` from these without scanning or importing (empty: it resolves)
     declared: tuple[tuple[str, str, str], ...] = ()
@@ -103,6 +104,7 @@ class Launch:
             child_bundle=reader.get("child_bundle", str, optional=True),
             hold_tools=bool(reader.get("hold_tools", bool, optional=True)),
             order_timeout=_seconds(reader.get("order_timeout", float, optional=True)),
+            infer_from_state=reader.get("infer_from_state", bool, optional=True) is not False,
             declared=_declarations(reader.get("declared", list, optional=True) or []),
         )
         reader.done()

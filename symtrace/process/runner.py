@@ -207,6 +207,7 @@ def _prepare(bundle_path: Path, options: ReplayOptions) -> _Prepared:
         child_bundle=str(slot.staged.resolve()) if slot is not None else None,
         hold_tools=options.hold_tools and resolved is not None,
         order_timeout=options.scheduling.stall_timeout,
+        infer_from_state=options.scheduling.infer_from_state,
         declared=declared_adapters(),
     )
     return _Prepared(bundle_path, options, bundle, resolved, argv, recorded_argv, run_in, env,

@@ -1,32 +1,36 @@
 """Scheduling: when a result reaches the program (recording, replay and a live suffix alike).
 
-**The rule.** A result is handed to its caller only when (1) the caller that got the previous
-result is done with it, and (2) on replay, every result that completed before it in the
-recording was handed out. (2) is the recorded completion order (`CompletionOrder`, from the
-`meta.completed` ranks a recording stamps); (1) is the hand-off (`HandOff`). "Done" is
-decided from what symtrace sees at its own boundaries first — the receiver's next boundary
-call, a hook's `await Session.afinish(...)` — and only when the receiver shows nothing there,
-from its state: a thread ended or waits in a blocking primitive (frame inspection, with a
-CPU-clock check for a thread blocked in C), a task of the waiter's own loop has run until the
-loop is quiescent. Every knob (the stall timeout, test chaos) is one `SchedulingOptions`.
+**The rule.** The next result is handed out once the caller that got the previous one has
+*consumed* it — and, on replay, once every result that completed before it in the recording
+was handed out. Consumed means one of, in this order:
 
-Why (1): concurrent agents see each other's results in the order they were *used* (appended
-to a chat, published to a team), so recording hands results out under the same rule and the
-recorded completion order is always a schedule replay can follow. The state test:
+1. its next boundary call (same thread, same task) — what symtrace sees at its own boundary;
+2. a consumption point an adapter declares in its hook table (`contract.consumption_point`
+   calls `Session.consumed()`: the framework handed on the message made of the result, or
+   parked the agent until its next message);
+3. a fact about the receiver: its task is done, its thread ended, or the thread-pool work
+   item it ran the call in finished (the result was passed on to whoever submitted it);
+4. only with the fallback `SchedulingOptions.infer_from_state` (on by default until every
+   adapter declares where it parks): its state — a thread waiting in a blocking primitive
+   (frame inspection, a still CPU clock for one blocked in C), a task of the waiter's own
+   loop once that loop is quiescent (asyncio's ready queue).
 
-* **the receiver is a thread**: done when it makes its next boundary call, ends, or is
-  *blocked*: its innermost Python frame waits in a blocking primitive (condition, event,
-  join, queue, selector, future, idle pool worker), or, blocked in C, its CPU clock and frame
-  stand still over consecutive polls (its own progress, never wall-clock time);
-* **the receiver is another task on the waiter's event loop**: done when the loop is
-  quiescent (twice in a row nothing but the waiters ready), bounded by loop iterations.
+The recorded completion order is `CompletionOrder` (from the `meta.completed` ranks a
+recording stamps); who got the last result is `HandOff`. Every knob — the order timeout, the
+fallback, test chaos — is one `SchedulingOptions` (scheduling_options.py), built with the
+replay's options; nothing here reads the environment except the stress tests' chaos hook.
 
-A receiver busy for a whole stall timeout without boundary progress is left to itself. On
-replay a matched call whose recorded result completed after undelivered ones is *held*
-(awaits, or blocks its thread); a hold with no boundary progress for the stall timeout is
-SYM-R105 (the program cannot reach the recorded order). The hand-off stays on once a
-selective replay goes live (only the recorded order is dropped); calls inside a recorded tool
-body are consumed with their tool; bundles without completion stamps replay without holding.
+Why: concurrent agents see each other's results in the order they were *used* (appended to
+a chat, published to a team), so recording hands results out under the same rule and the
+recorded completion order is always a schedule replay can follow.
+
+A receiver not seen consuming for a whole order timeout without boundary progress is left
+to itself. On replay a matched call whose recorded result completed after undelivered ones
+is *held* (awaits, or blocks its thread); a hold with no boundary progress for the order
+timeout is SYM-R105 (the program cannot reach the recorded order; on a thread pool every
+worker of which is held, the report names the pool). The hand-off stays on once a selective
+replay goes live (only the recorded order is dropped); calls inside a recorded tool body are
+consumed with their tool; bundles without completion stamps replay without holding.
 
 Test chaos (`SYMTRACE_CHAOS`: `1` a fresh seed, or an integer seed) pauses at random right
 after a result is handed out and before a held caller is released: threads sleep a few

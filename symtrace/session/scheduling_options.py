@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from symtrace.errors import UsageError
 
 DEFAULT_STALL_TIMEOUT = 20.0  # seconds without any boundary progress before a hold stops
+INFER_FROM_STATE = True  # the state-inference fallback is on unless turned off
 _BAD = "order timeout (--order-timeout, order_timeout=) {!r}: give a number of seconds > 0"
 
 
@@ -25,7 +26,7 @@ class SchedulingOptions:
     chaos_seed: int | None = None  # tests only: random pauses at hand-off points
     # the fallback: a receiver that shows nothing at symtrace's boundaries is judged done
     # from its state (blocked frames, CPU clock, a quiescent loop); see scheduling.py
-    infer_from_state: bool = True
+    infer_from_state: bool = INFER_FROM_STATE
 
     def __post_init__(self) -> None:
         value = self.stall_timeout
@@ -38,13 +39,15 @@ class SchedulingOptions:
             raise UsageError(f"chaos seed {self.chaos_seed!r}: give an integer")
 
     @classmethod
-    def build(cls, order_timeout: float | str | None = None) -> SchedulingOptions:
+    def build(cls, order_timeout: float | str | None = None,
+              infer_from_state: bool | None = None) -> SchedulingOptions:
         """From loose input (`--order-timeout` is a string); None: the default."""
+        infer = INFER_FROM_STATE if infer_from_state is None else bool(infer_from_state)
         if order_timeout is None:
-            return cls()
+            return cls(infer_from_state=infer)
         if isinstance(order_timeout, str):
             try:
-                return cls(float(order_timeout))
+                return cls(float(order_timeout), infer_from_state=infer)
             except (ValueError, UsageError):
                 raise UsageError(_BAD.format(order_timeout)) from None
-        return cls(order_timeout)
+        return cls(order_timeout, infer_from_state=infer)

@@ -127,7 +127,8 @@ def recorded_turn_programs(into: Path) -> list[tuple[str, Path, Path, str]]:
     return found
 
 
-def stress(items: list[tuple[str, Path, Path, str | None]], replays: int) -> Counter[str]:
+def stress(items: list[tuple[str, Path, Path, str | None]], replays: int,
+           infer_from_state: bool = True) -> Counter[str]:
     import symtrace
 
     totals: Counter[str] = Counter()
@@ -141,7 +142,7 @@ def stress(items: list[tuple[str, Path, Path, str | None]], replays: int) -> Cou
                 print(f"  {name}: {done} replays, {counts['diverged']} diverged, "
                       f"{counts['output']} output≠", flush=True)
             try:
-                with symtrace.replay(bundle):
+                with symtrace.replay(bundle, infer_from_state=infer_from_state):
                     out = run_once(script)
             except symtrace.ReplayDivergence as exc:
                 counts["diverged"] += 1
@@ -166,6 +167,9 @@ def main() -> int:
     parser.add_argument("--no-chaos", action="store_true", help="no SYMTRACE_CHAOS pauses")
     parser.add_argument("--turns", action="store_true",
                         help="the one-agent-concurrent-turns programs (tests/stress/turn_programs)")
+    parser.add_argument("--no-state-inference", action="store_true",
+                        help="replay with SchedulingOptions.infer_from_state off: releases "
+                        "only from facts and declared consumption points")
     args = parser.parse_args()
     if os.environ.get("PYTHONHASHSEED") != "0":  # the bundles were recorded with hash seed 0
         os.environ["PYTHONHASHSEED"] = "0"
@@ -189,13 +193,14 @@ def main() -> int:
     try:
         items = (recorded_turn_programs(home / "bundles") if args.turns
                  else [bundle_item(name) for name in args.bundles])
-        totals = stress(items, args.replays)
+        totals = stress(items, args.replays, infer_from_state=not args.no_state_inference)
     finally:
         for process in burners:
             process.terminate()
     print(f"total: {totals['replays']} replays, {totals['diverged']} diverged, "
           f"{totals['output']} with different output "
-          f"({args.burners} CPU burners, chaos {'off' if args.no_chaos else 'on'})")
+          f"({args.burners} CPU burners, chaos {'off' if args.no_chaos else 'on'}, state "
+          f"inference {'off' if args.no_state_inference else 'on'})")
     return 1 if totals["diverged"] or totals["output"] else 0
 
 

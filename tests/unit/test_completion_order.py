@@ -487,7 +487,9 @@ class TestCli:
 
         recorded = cli("record", "-o", str(tmp_path / "b"), "--", sys.executable, str(program))
         assert recorded.returncode == 0, recorded.stderr
-        # (the CLI replay that succeeds is covered by the AgentChat graph_fanout bundle)
+        # releases from facts only (no state inference) reach the child and replay the order
+        replayed = cli("replay", str(tmp_path / "b"), "--no-state-inference", "--quiet")
+        assert replayed.returncode == 0, replayed.stderr
         report = tmp_path / "report.json"
         for bad in ("soon", "0"):  # refused before the program starts: nothing written
             refused = cli("replay", str(tmp_path / "b"), "--order-timeout", bad,

@@ -27,6 +27,9 @@ def test_replay_options_are_typed_from_loose_input(tmp_path: Path):
     assert options.force is True and options.selective
     assert options.scheduling.stall_timeout == 20.0  # the default
     assert ReplayOptions.build(order_timeout="2.5").scheduling.stall_timeout == 2.5
+    assert options.scheduling.infer_from_state  # the fallback is on unless turned off
+    off = ReplayOptions.build(infer_from_state=False).scheduling
+    assert not off.infer_from_state and off.stall_timeout == 20.0
     with pytest.raises(AttributeError):
         options.anchor = "other"  # type: ignore[misc]
 

@@ -110,7 +110,7 @@ def test_launch_round_trips_through_its_one_variable(tmp_path: Path):
                     hand_back="/t/h.json", secret_envs=("OPENAI_API_KEY",),
                     anchor="llm_call_0002", guidance="Check the rate.\nTwice.",
                     placement="system", allow_hosts=("127.0.0.1:5432",), child_bundle="/c",
-                    order_timeout=2.5,
+                    order_timeout=2.5, infer_from_state=False,
                     declared=(("crewai", "symtrace_crewai:CrewAIAdapter", "crewai"),))
     path = tmp_path / "launch.json"
     launch.write(path)
@@ -133,6 +133,7 @@ def test_launch_round_trips_through_its_one_variable(tmp_path: Path):
     (lambda body: body.update(declared=[["crewai", "symtrace_crewai:A"]]), "[name, entry, module]"),
     (lambda body: body.update(order_timeout=-1.0), "order_timeout"),
     (lambda body: body.update(order_timeout="20"), "should be float"),
+    (lambda body: body.update(infer_from_state="no"), "should be bool"),
 ])
 def test_a_bad_launch_file_is_refused(mutate, says):
     body = orjson.loads(Launch(mode=Mode.RECORD, bundle="/b", adapters=None,
