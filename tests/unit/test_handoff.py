@@ -4,6 +4,7 @@ facts and declared consumption points first, the receiver's state only as the fa
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
 
@@ -303,3 +304,26 @@ def test_a_declared_consumption_point_releases_through_the_active_session(tmp_pa
     finally:
         deactivate(session)
         writer.abort()
+
+
+async def _cancelled_as_it_is_settled(wait) -> bool:
+    """True when a waiter cancelled in the same loop turn its future is settled is cancelled."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[None] = loop.create_future()
+    waiter = asyncio.create_task(wait(future, 10))
+    await asyncio.sleep(0)  # the waiter awaits now
+    future.set_result(None)  # progress ...
+    waiter.cancel()  # ... and the caller gives up on the held call, together
+    try:
+        await waiter
+    except asyncio.CancelledError:
+        return True
+    return False
+
+
+def test_a_held_call_cancelled_as_progress_arrives_is_cancelled():
+    """A held async call waits for progress with `until_progress`; asyncio.wait_for (3.11)
+    would swallow this cancellation and the caller that gave up would wait on for a turn."""
+    assert asyncio.run(_cancelled_as_it_is_settled(handoff.until_progress))
+    if sys.version_info < (3, 12):  # what the old wait_for did
+        assert not asyncio.run(_cancelled_as_it_is_settled(asyncio.wait_for))
