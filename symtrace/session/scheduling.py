@@ -556,6 +556,7 @@ class CompletionOrder:
         chaos: Chaos | None = None,
     ) -> None:
         self.enabled = ranks is not None
+        self._ranks_given = ranks is not None  # stamped bundle: unranked records deliver nothing
         self._ranks = {r: k for r, k in (ranks or {}).items() if k != NEVER}
         self._never = {r for r, k in (ranks or {}).items() if k == NEVER}
         self._order = sorted(self._ranks, key=self._ranks.__getitem__)
@@ -591,9 +592,15 @@ class CompletionOrder:
                 self._ranks[r] < rank]
 
     def delivered(self, record_ids: Iterable[str], to_caller: bool = False) -> None:
-        """Mark results delivered (served to this thread, superseded, or abandoned)."""
+        """Mark results delivered (served to this thread, superseded, or abandoned).
+
+        *to_caller*: the current caller got them, so it is the receiver now — unless none of
+        them hands the caller anything at its begin: a tool call whose body replays (it is
+        left out of the ranks) delivers nothing there; its body's calls are the receivers."""
+        record_ids = tuple(record_ids)
         with self._cond:
-            if to_caller:
+            if to_caller and (self._ranks_given is False or any(
+                    r in self._ranks or r in self._never for r in record_ids)):
                 self.handoff.gave()
             for record_id in record_ids:
                 self._pending.discard(record_id)

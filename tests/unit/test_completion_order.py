@@ -525,6 +525,9 @@ class TestHandOff:
 
         replayer = Replayer(bundle, Redactor(), scheduling=SchedulingOptions(1))
         replayer.begin(tool_call("delegate", {"to": "coworker"}, lane=lane))  # not held
+        # its begin hands the program nothing (the body runs): this thread is no receiver a
+        # coworker on another thread would wait for (CrewAI hierarchical, without inference)
+        assert replayer.handoff.receiver is None
         run(replayer, llm_call(chat_request("coworker task"), lane=lane), None)
         run(replayer, llm_call(chat_request("wrap up")), None)
         replayer.close()
