@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from symtrace.errors import UnsupportedConstruct
-from symtrace.frameworks.contract import Hook, PatchingAdapter
+from symtrace.frameworks.contract import Hook, PatchingAdapter, consumption_point
 from symtrace_crewai import _hooks as h
 from symtrace_crewai import _pinning
 
@@ -103,8 +103,9 @@ class CrewAIAdapter(PatchingAdapter):
               for name in ("kickoff_for_each", "kickoff_for_each_async", "akickoff_for_each")),
             Hook(f"{FLOW}._create_initial_state", h.flow_state_id,
                  "a user Flow's random state id (printed): record it, serve it on replay"),
-            Hook(f"{FLOW}.kickoff_async", h.declaring_flow_final,
-                 "declare a Flow's output as final result (kickoff/akickoff end here)"),
+            Hook(f"{FLOW}.kickoff_async", h.chain(h.declaring_flow_final, consumption_point),
+                 "declare a Flow's output as final result (kickoff/akickoff end here); "
+                 "consumption point: the caller hands on to the Flow's methods (threads)"),
             *self.pinning_hooks(),
         )
 
