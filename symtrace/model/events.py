@@ -51,12 +51,46 @@ def is_strict_lane(lane: str) -> bool:
 TURN = "turn"
 
 
-def turns_concurrent(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Whether two turns (meta TURN infos) of one lane ran at once in the recording: one was
-    open when the other opened. (Forks are not told apart: a framework that hands each step
-    to a fresh worker thread runs them one after the other.)"""
+def turns_independent(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether the recording leaves the order of two turns (meta TURN infos) open: the one
+    rule by which the graph draws lane order (model/graph.py), replay binds turns
+    (replay/matching.py) and a selective replay's live frontier follows a lane
+    (replay/live.py). Decided where the turns' ancestries part (siblings_independent()); a
+    turn and one inside it are ordered."""
+    chain_a = _turn_chain(a)
+    for b_side in _turn_chain(b):
+        parent = _parent_key(b_side)
+        for a_side in chain_a:
+            if _parent_key(a_side) == parent:
+                return a_side.get("key") != b_side.get("key") and siblings_independent(
+                    a_side, b_side)
+    return False
+
+
+def siblings_independent(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two sibling turns (one parent) may have run in either order: one names the other
+    in `with` (session/context.py Turn: it was still open when the other opened, or another
+    task or thread that still ran had opened it, so nothing made the later one wait). Turns
+    one task or thread opened one after the other are ordered (program order), so are a
+    `gather`'s turns and the step after it, and forks that did not overlap (an AgentChat model
+    call runs in a task of its own, each awaited before the next)."""
     key_a, key_b = a.get("key"), b.get("key")
     return key_a != key_b and (key_b in a.get("with", ()) or key_a in b.get("with", ()))
+
+
+def _turn_chain(info: dict[str, Any]) -> list[dict[str, Any]]:
+    """*info* and the infos of the turns it is inside, innermost first."""
+    out = []
+    current: Any = info
+    while isinstance(current, dict):
+        out.append(current)
+        current = current.get("parent")
+    return out
+
+
+def _parent_key(info: dict[str, Any]) -> str:
+    parent = info.get("parent")
+    return str(parent.get("key", "")) if isinstance(parent, dict) else ""
 
 
 class EdgeKind(StrEnum):

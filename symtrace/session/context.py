@@ -46,6 +46,7 @@ POOLED_PREFIXES = events.POOLED_PREFIXES
 is_strict_lane = events.is_strict_lane
 TURN = events.TURN  # event meta key: the turn of the call (`Turn.info`)
 T = TypeVar("T")
+CLOSED_KEPT = 64  # a parent's closed turns kept to tell which of them a new one may precede
 
 
 class Turn:
@@ -53,14 +54,19 @@ class Turn:
 
     `key` names it in the record: `<parent key>><lane>#<ordinal>` for a turn opened by a
     block, `<turn key>~<ordinal>` for a fork (the calls one other task or thread makes in it).
-    `with_` are the parent's turns on the same lane that were still open when this one opened,
-    `opener` tells the tasks/threads that opened turns in the parent apart: replay may bind
-    turns that ran at once, or were opened by different tasks or threads, in either order;
-    turns one task opened one after another stay in order.
+    `with_` are the parent's turns on the same lane whose order with this one the recording
+    leaves open (events.siblings_independent(), the one rule of the graph's lane order, of
+    replay's binding and of a selective replay's live frontier): those still open when it
+    opened, and those another task or thread opened that still ran when it opened (it had
+    closed its turn, yet nothing made this one wait for it: which came first was up to the
+    scheduler). A turn whose opener had finished (a `gather`'s tasks, then the step after
+    it) or that one task opened one after another stays ordered. For a fork: the turn's forks
+    whose task or thread still ran when it made its first call. `opener` tells the
+    tasks/threads that opened turns in the parent apart.
     """
 
-    __slots__ = ("_counts", "_forks", "_lock", "_open", "_openers", "fork", "key", "lane",
-                 "opener", "ordinal", "owner", "parent", "with_")
+    __slots__ = ("_closed", "_counts", "_forks", "_lock", "_open", "_openers", "fork", "key",
+                 "lane", "opened_by", "opener", "ordinal", "owner", "parent", "with_")
 
     def __init__(self, lane: str, parent: Turn | None, ordinal: int, owner: object, key: str,
                  *, fork: bool = False, with_: tuple[Turn, ...] = (), opener: int = 0) -> None:
@@ -72,6 +78,8 @@ class Turn:
         self.fork = fork
         self.with_ = with_
         self.opener = opener  # which of the parent's tasks/threads opened it (their ordinal)
+        self.opened_by: object = owner  # that task or thread (or the serial object)
+        self._closed: list[Turn] = []  # its latest closed children (CLOSED_KEPT)
         self._counts: dict[tuple[str, bool], int] = {}
         self._open: list[Turn] = []
         self._forks: dict[object, Turn] = {}
@@ -83,19 +91,29 @@ class Turn:
         self._counts[(lane, fork)] = ordinal + 1
         return ordinal
 
-    def open_child(self, lane: str, owner: object) -> Turn:
+    def open_child(self, lane: str, owner: object, serial: object = None) -> Turn:
+        """A turn of *lane* opened here by *owner* (a task or thread), or on behalf of
+        *serial*, an object that runs its turns one at a time whichever task it runs them in
+        (they then count as opened by one task: ordered, turns_independent())."""
         with self._lock:
             ordinal = self._ordinal(lane, False)
-            with_ = tuple(t for t in self._open if t.lane == lane)
-            opener = self._openers.setdefault(owner, len(self._openers))
+            by = owner if serial is None else serial
+            with_ = tuple(t for t in self._open if t.lane == lane) + tuple(
+                t for t in self._closed
+                if t.lane == lane and t.opened_by != by and _running(t.opened_by))
+            opener = self._openers.setdefault(by, len(self._openers))
             child = Turn(lane, self, ordinal, owner, f"{self.key}>{lane}#{ordinal}",
                          with_=with_, opener=opener)
+            child.opened_by = by
             self._open.append(child)
             return child
 
     def closed(self, child: Turn) -> None:
         with self._lock:
             self._open.remove(child)
+            self._closed.append(child)
+            if len(self._closed) > CLOSED_KEPT:
+                del self._closed[0]
 
     def for_owner(self, owner: object) -> Turn:
         """This turn, or its fork for *owner* when another task or thread makes the call."""
@@ -105,8 +123,10 @@ class Turn:
             found = self._forks.get(owner)
             if found is None:
                 ordinal = self._ordinal(self.lane, True)
+                running = tuple(fork for other, fork in self._forks.items() if _running(other))
                 found = self._forks[owner] = Turn(self.lane, self, ordinal, owner,
-                                                  f"{self.key}~{ordinal}", fork=True)
+                                                  f"{self.key}~{ordinal}", fork=True,
+                                                  with_=running)
             return found
 
     @property
@@ -179,13 +199,28 @@ def _current_task() -> Any:
     return asyncio.current_task(loop) if loop is not None else None
 
 
+def _running(owner: object) -> bool:
+    """Whether the asyncio task or thread (its ident) that opened a turn or made a fork's
+    calls still runs: a turn or fork opened meanwhile may have come first (a `gather` inside a
+    block, a thread that had not started yet); one opened after it finished came after it
+    (the step after a `gather`; AgentChat awaits each model call's own task). A pool thread
+    runs until the pool shuts down, so its turns count as unordered. A serial object
+    (open_child) is not a running opener: its turns are ordered."""
+    done = getattr(owner, "done", None)
+    if done is not None:
+        return not done()
+    if type(owner) is not int:
+        return False
+    return any(thread.ident == owner and thread.is_alive() for thread in threading.enumerate())
+
+
 def _owner() -> object:
     task = _current_task()
     return task if task is not None else threading.get_ident()
 
 
 @contextmanager
-def _turn_of(lane_name: str) -> Iterator[None]:
+def _turn_of(lane_name: str, serial: object = None) -> Iterator[None]:
     """Open a turn of *lane_name* for the block (or stay in the running one: re-entry)."""
     owner = _owner()
     running = _turn.get()
@@ -193,7 +228,7 @@ def _turn_of(lane_name: str) -> Iterator[None]:
         yield
         return
     parent = running if running is not None else _root
-    turn = parent.open_child(lane_name, owner)
+    turn = parent.open_child(lane_name, owner, serial)
     token = _turn.set(turn)
     try:
         yield
@@ -249,12 +284,15 @@ class Attribution:
 
 
 @contextmanager
-def agent(name: str, *, lane: str | None = None, reason: str | None = None) -> Iterator[None]:
-    """Attribute boundary calls inside the block to agent *name* (its lane unless given)."""
+def agent(name: str, *, lane: str | None = None, reason: str | None = None,
+          serial: object = None) -> Iterator[None]:
+    """Attribute boundary calls inside the block to agent *name* (its lane unless given).
+    *serial*: an object that runs its turns one after another in tasks of their own (an
+    AgentChat team container handles one message at a time): its turns stay ordered."""
     tokens = [_agent.set(name), _lane.set(lane or name)]
     reason_token = _reason.set(reason)
     try:
-        with _turn_of(lane or name):
+        with _turn_of(lane or name, serial):
             yield
     finally:
         _reason.reset(reason_token)
