@@ -396,7 +396,10 @@ class GraphBuilder:
         if event.id not in self._parents:  # (a call's event: parents_for() kept them)
             self._parents[event.id] = frozenset(event.parent_ids)
         self._lane_of[event.id] = event.lane
-        self._turn_of[event.id] = event.meta.get(TURN)
+        turn = event.meta.get(TURN)
+        if turn is None and event.type is EventType.TOOL_RESULT and event.parents:
+            turn = self._turn_of.get(event.parents[0].source)  # its tool call's turn
+        self._turn_of[event.id] = turn
         echo = self._echoes.pop(event.id, None)
         # the request read when the call started (the same object), or computed again
         producers, holding, ident = self._producers, self._holding, event.id
