@@ -68,14 +68,20 @@ def turns_independent(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 def siblings_independent(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Whether two sibling turns (one parent) may have run in either order: one names the other
-    in `with` (session/context.py Turn: it was still open when the other opened, or another
-    task or thread that still ran had opened it, so nothing made the later one wait). Turns
-    one task or thread opened one after the other are ordered (program order), so are a
-    `gather`'s turns and the step after it, and forks that did not overlap (an AgentChat model
-    call runs in a task of its own, each awaited before the next)."""
+    """Whether two sibling turns (one parent) may have run in either order: one was still open
+    when the other opened (`with`), or, neither being a fork, other tasks or threads opened
+    them (`opener`): nothing in the record says one waited for the other, and a replay may
+    see them the other way round (two threads whose turns happened not to overlap). Turns one
+    task or thread opened one after the other are ordered (program order), and so are forks
+    that did not overlap (their `with`: an AgentChat model call runs in a task of its own,
+    each awaited before the next)."""
     key_a, key_b = a.get("key"), b.get("key")
-    return key_a != key_b and (key_b in a.get("with", ()) or key_a in b.get("with", ()))
+    if key_a == key_b:
+        return False
+    if key_b in a.get("with", ()) or key_a in b.get("with", ()):
+        return True
+    return (not a.get("fork") and not b.get("fork")
+            and a.get("opener", 0) != b.get("opener", 0))
 
 
 def _turn_chain(info: dict[str, Any]) -> list[dict[str, Any]]:

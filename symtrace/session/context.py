@@ -46,7 +46,6 @@ POOLED_PREFIXES = events.POOLED_PREFIXES
 is_strict_lane = events.is_strict_lane
 TURN = events.TURN  # event meta key: the turn of the call (`Turn.info`)
 T = TypeVar("T")
-CLOSED_KEPT = 64  # a parent's closed turns kept to tell which of them a new one may precede
 
 
 class Turn:
@@ -54,19 +53,15 @@ class Turn:
 
     `key` names it in the record: `<parent key>><lane>#<ordinal>` for a turn opened by a
     block, `<turn key>~<ordinal>` for a fork (the calls one other task or thread makes in it).
-    `with_` are the parent's turns on the same lane whose order with this one the recording
-    leaves open (events.siblings_independent(), the one rule of the graph's lane order, of
-    replay's binding and of a selective replay's live frontier): those still open when it
-    opened, and those another task or thread opened that still ran when it opened (it had
-    closed its turn, yet nothing made this one wait for it: which came first was up to the
-    scheduler). A turn whose opener had finished (a `gather`'s tasks, then the step after
-    it) or that one task opened one after another stays ordered. For a fork: the turn's forks
-    whose task or thread still ran when it made its first call. `opener` tells the
-    tasks/threads that opened turns in the parent apart.
+    `with_` are the parent's turns on the same lane that were still open when this one opened
+    (for a fork: the turn's forks whose task or thread still ran when it made its first call);
+    `opener` tells the tasks/threads that opened turns in the parent apart. What they say
+    about order is one rule (events.siblings_independent()), read by the graph's lane order,
+    replay's binding and a selective replay's live frontier.
     """
 
-    __slots__ = ("_closed", "_counts", "_forks", "_lock", "_open", "_openers", "fork", "key",
-                 "lane", "opened_by", "opener", "ordinal", "owner", "parent", "with_")
+    __slots__ = ("_counts", "_forks", "_lock", "_open", "_openers", "fork", "key", "lane",
+                 "opener", "ordinal", "owner", "parent", "with_")
 
     def __init__(self, lane: str, parent: Turn | None, ordinal: int, owner: object, key: str,
                  *, fork: bool = False, with_: tuple[Turn, ...] = (), opener: int = 0) -> None:
@@ -78,8 +73,6 @@ class Turn:
         self.fork = fork
         self.with_ = with_
         self.opener = opener  # which of the parent's tasks/threads opened it (their ordinal)
-        self.opened_by: object = owner  # that task or thread (or the serial object)
-        self._closed: list[Turn] = []  # its latest closed children (CLOSED_KEPT)
         self._counts: dict[tuple[str, bool], int] = {}
         self._open: list[Turn] = []
         self._forks: dict[object, Turn] = {}
@@ -97,23 +90,17 @@ class Turn:
         (they then count as opened by one task: ordered, turns_independent())."""
         with self._lock:
             ordinal = self._ordinal(lane, False)
-            by = owner if serial is None else serial
-            with_ = tuple(t for t in self._open if t.lane == lane) + tuple(
-                t for t in self._closed
-                if t.lane == lane and t.opened_by != by and _running(t.opened_by))
-            opener = self._openers.setdefault(by, len(self._openers))
+            with_ = tuple(t for t in self._open if t.lane == lane)
+            opener = self._openers.setdefault(owner if serial is None else serial,
+                                              len(self._openers))
             child = Turn(lane, self, ordinal, owner, f"{self.key}>{lane}#{ordinal}",
                          with_=with_, opener=opener)
-            child.opened_by = by
             self._open.append(child)
             return child
 
     def closed(self, child: Turn) -> None:
         with self._lock:
             self._open.remove(child)
-            self._closed.append(child)
-            if len(self._closed) > CLOSED_KEPT:
-                del self._closed[0]
 
     def for_owner(self, owner: object) -> Turn:
         """This turn, or its fork for *owner* when another task or thread makes the call."""
@@ -200,17 +187,13 @@ def _current_task() -> Any:
 
 
 def _running(owner: object) -> bool:
-    """Whether the asyncio task or thread (its ident) that opened a turn or made a fork's
-    calls still runs: a turn or fork opened meanwhile may have come first (a `gather` inside a
-    block, a thread that had not started yet); one opened after it finished came after it
-    (the step after a `gather`; AgentChat awaits each model call's own task). A pool thread
-    runs until the pool shuts down, so its turns count as unordered. A serial object
-    (open_child) is not a running opener: its turns are ordered."""
+    """Whether the asyncio task or thread (its ident) that made a fork's calls still runs: a
+    fork started meanwhile may have come first (a `gather` inside a block); one started after
+    it finished came after it (AgentChat awaits each model call's own task). A pool thread
+    runs until the pool shuts down, so forks on pool threads count as overlapping."""
     done = getattr(owner, "done", None)
     if done is not None:
         return not done()
-    if type(owner) is not int:
-        return False
     return any(thread.ident == owner and thread.is_alive() for thread in threading.enumerate())
 
 
