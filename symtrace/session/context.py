@@ -187,19 +187,21 @@ def _current_task() -> Any:
 
 
 def _running(owner: object) -> bool:
-    """Whether the asyncio task or thread (its ident) that made a fork's calls still runs: a
+    """Whether the asyncio task or thread that made a fork's calls still runs: a
     fork started meanwhile may have come first (a `gather` inside a block); one started after
     it finished came after it (AgentChat awaits each model call's own task). A pool thread
     runs until the pool shuts down, so forks on pool threads count as overlapping."""
+    if isinstance(owner, threading.Thread):
+        return owner.is_alive()
     done = getattr(owner, "done", None)
-    if done is not None:
-        return not done()
-    return any(thread.ident == owner and thread.is_alive() for thread in threading.enumerate())
+    return done is not None and not done()
 
 
 def _owner() -> object:
     task = _current_task()
-    return task if task is not None else threading.get_ident()
+    # the Thread object, not its ident: the OS reuses an ended thread's ident for the next
+    # one, which made a thread that started after another ended look like the same opener
+    return task if task is not None else threading.current_thread()
 
 
 @contextmanager

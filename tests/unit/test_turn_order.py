@@ -159,3 +159,40 @@ def test_forks_that_did_not_overlap_bind_in_order_and_overlapping_ones_either_wa
     swapped = asyncio.run(program(False, ("d", "c")))
     found = matcher.match(swapped[0])
     assert isinstance(found, Mismatch)
+
+
+def test_the_graph_draws_no_lane_order_between_thread_turns_that_did_not_overlap(tmp_path):
+    """Bug 2 in the graph: the second thread's turn opened after the first's closed; its call
+    gets no control edge from the first's (before: a lane-order edge, while the matcher let
+    the two swap, so a selective replay anchored in the first met the second asking first).
+    A second turn of the same thread stays ordered after its first."""
+    context.reset_turns()
+    session, writer = recorder(tmp_path / "b")
+    calls: dict[str, object] = {}
+    first_closed = threading.Event()
+
+    def first() -> None:
+        with context.agent("r"):
+            calls["first"] = llm_call(chat_request("Falcon?"), lane="r")
+        first_closed.set()
+
+    def second() -> None:
+        first_closed.wait(5)
+        with context.agent("r"):
+            calls["second"] = llm_call(chat_request("Orca?"), lane="r")
+        with context.agent("r"):
+            calls["third"] = llm_call(chat_request("Both?"), lane="r")
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(5)
+    for name in ("first", "second", "third"):
+        run(session, calls[name], chat_response(f"answer {name}"))  # type: ignore[arg-type]
+    complete_bundle(writer, exit_code=0, status="ok")
+    first_event, second_event, third_event = [
+        e for e in load_bundle(tmp_path / "b").events if e.is_llm]
+    assert first_event.id not in {p.source for p in second_event.parents}
+    assert {p.source: p.kind for p in third_event.parents} == {
+        second_event.id: EdgeKind.CONTROL}
