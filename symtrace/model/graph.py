@@ -18,14 +18,19 @@ Edges are derived from content, never guessed from timing:
   links to the latest producer inside the call's **causal context** (context_of()): its own
   lane and the lanes under it, the lanes it is under, its cause lanes (below) and the lanes
   under them, and the lanes whose turns its own lane caused (an agent it delegated to, and
-  theirs in turn); only when no producer is inside does it link to the latest one. A tool
+  theirs in turn); only when no producer is inside does it link to the latest one. Inside,
+  a producer in a turn independent of the call's (a concurrent sibling turn of the same
+  agent: two `ask()`s under `gather` asking one tool the same thing, replies sharing a
+  sentence; events.turns_independent()) is passed over for one in the call's own turn or a
+  turn it is ordered after (_related()). A tool
   call links to the reply that asked for it by the provider's call id alone; a quoted text
   found only inside a longer quoted text is that text's content ("... for day" inside "...
   for day plan"), not a quote of its own. A selective replay decides by the same lookup
   whether a call carries a value of the live part of the run (sources(); replay/live.py), so
   the edges that say what a live event supersedes and the values that make a call live agree.
 * **control** edge u → v when u is the previous event on v's lane (lane order, skipping the
-  calls of turns that ran at the same time as v's: meta `turn`, session/context.py), or when u is
+  calls of turns whose order with v's the recording leaves open: meta `turn`,
+  events.turns_independent(), the rule replay's matcher binds turns by), or when u is
   the latest call of a lane that caused v's turn (attribution `dispatched_by`): a group chat
   manager selecting a speaker, or an agent whose message or chat result triggered the turn.
   Content cannot carry every cause: a tool-call message has no content (a framework quotes it
