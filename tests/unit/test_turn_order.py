@@ -73,6 +73,30 @@ class TestRule:
         assert not ran_at_once(turns["second"], turns["third"])
 
 
+    def test_turns_an_object_runs_one_at_a_time_in_tasks_of_their_own_are_ordered(self):
+        """AgentChat hands each message to a task of its own; a team container handles one at
+        a time. Opened with `serial=container` its turns are one opener's (ordered); without,
+        two tasks' (independent)."""
+        context.reset_turns()
+        turns: list[context.Turn] = []
+        container = object()
+
+        async def handle(serial: object) -> None:
+            with context.agent("writer", serial=serial):
+                turns.append(context.current_turn())  # type: ignore[arg-type]
+
+        async def program(serial: object) -> None:
+            await asyncio.create_task(handle(serial))
+            await asyncio.create_task(handle(serial))
+
+        asyncio.run(program(container))
+        asyncio.run(program(None))
+        served, free = turns[:2], turns[2:]
+        assert not turns_independent(served[0].info, served[1].info)
+        assert not ran_at_once(served[0], served[1])
+        assert turns_independent(free[0].info, free[1].info)
+
+
 def _record_siblings_sharing_a_tool_result(path):
     """Two `gather`ed turns of `researcher` each look Porto up (one text back for both); the
     second turn's lookup completes last, then the first turn asks with its result."""
