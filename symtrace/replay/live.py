@@ -78,7 +78,10 @@ class LiveFrontier:
                                            for live in self._lane_turns[lane]):
             return f"lane {lane} went live at {self._lanes[lane]}"
         for cause in causes:
-            if cause in self._lanes:
+            # the call's own lane is the rule above (as in the graph's cause_edges): a classic
+            # AG2 reply names the agent among its causes, and its live turn in another chat
+            # (an independent sibling) does not make this one live
+            if cause != lane and cause in self._lanes:
                 return (f"its turn was caused by lane {cause} (a speaker choice, or a message "
                         f"or chat result it sent), live since {self._lanes[cause]}")
         if not self._live:

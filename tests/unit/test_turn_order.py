@@ -220,3 +220,38 @@ def test_the_graph_draws_no_lane_order_between_thread_turns_that_did_not_overlap
     assert first_event.id not in {p.source for p in second_event.parents}
     assert {p.source: p.kind for p in third_event.parents} == {
         second_event.id: EdgeKind.CONTROL}
+
+
+def test_an_independent_live_turn_of_the_own_lane_named_as_a_cause_does_not_make_a_call_live():
+    """Classic AG2 names the replying agent among its turn's causes. Anchored in one chat's
+    turn, the other chat's (an independent sibling's) next call stayed served by the lane
+    rule but went live as "caused by lane planner": the first live request was sometimes not
+    the guided anchor (generated_stress, classic AG2 shared_agent). The own lane is the lane
+    rule's, as in the graph's cause edges; another cause lane still makes it live."""
+    from symtrace.model.graph import GraphBuilder
+    from symtrace.replay.live import LiveFrontier
+    from symtrace.session.context import Attribution
+    from symtrace.session.core import LLM, BoundaryCall
+
+    context.reset_turns()
+    calls: dict[str, BoundaryCall] = {}
+
+    async def chat(name: str, causes: tuple[str, ...]) -> None:
+        with context.agent("planner"):
+            await asyncio.sleep(0.01)
+            calls[name] = BoundaryCall.make(LLM, chat_request(name), {},
+                                            Attribution("planner", "planner", None, causes))
+
+    async def program() -> None:
+        await asyncio.gather(chat("a", ("customer_0", "planner")),
+                             chat("b", ("customer_1", "planner")))
+        await chat("c", ("customer_0",))
+
+    asyncio.run(program())
+    frontier = LiveFrontier(GraphBuilder())
+    frontier.started = True
+    frontier.went_live(calls["a"], "agent_action_0004", "the anchor")
+    assert frontier.follows(calls["b"]) is None
+    frontier.went_live(BoundaryCall.make(LLM, chat_request("x"), {}, Attribution(
+        "customer_0", "customer_0", None)), "agent_action_0005", "live")
+    assert "customer_0" in (frontier.follows(calls["c"]) or "")
