@@ -91,12 +91,15 @@ async def runner_stream(stream: Any, call_id: str | None) -> AsyncIterator[Any]:
         await stream.aclose()
 
 
-def attributed(agent: Any, reason: str | None = None) -> contextlib.AbstractContextManager[None]:
-    """Attribution to *agent* (a chat agent or a team manager) on its instance lane."""
+def attributed(agent: Any, reason: str | None = None, serial: object = None
+               ) -> contextlib.AbstractContextManager[None]:
+    """Attribution to *agent* (a chat agent or a team manager) on its instance lane (*serial*:
+    context.agent's, the object whose turns run one after another)."""
     name = agent_name(agent)
     lane = instance_lane(agent, name)
     runner = _RUNNER_LANE.get()
-    return context.agent(name, lane=f"{runner}/{lane}" if runner else lane, reason=reason)
+    return context.agent(name, lane=f"{runner}/{lane}" if runner else lane, reason=reason,
+                         serial=serial)
 
 
 def agent_name(agent: Any) -> str:
@@ -184,7 +187,10 @@ def participant_turn(original: Wrapper) -> Wrapper:
         chooser = _CHOOSERS.get(str(getattr(ctx, "sender", None)))
         heard = _heard(self)
         causes = heard | {chooser} if chooser else set(heard)
-        with attributed(self._agent), context.dispatched_by(causes):
+        # the runtime hands each message to a task of its own, but a container handles one at
+        # a time (a SequentialRoutedAgent): its turns are ordered, not siblings that could
+        # have run in either order (session/context.py serial)
+        with attributed(self._agent, serial=self), context.dispatched_by(causes):
             _SPEAKERS[str(self.id)] = context.current().lane
             result = await original(self, message, ctx)
         heard.clear()  # the container cleared its buffer: the next turn reads only new messages
@@ -225,7 +231,7 @@ def manager_call(reason: str) -> Callable[[Wrapper], Wrapper]:
     def factory(original: Wrapper) -> Wrapper:
         @functools.wraps(original)
         async def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-            with attributed(self, reason):
+            with attributed(self, reason, serial=self):  # one message at a time, as above
                 _CHOOSERS[str(self.id)] = context.current().lane
                 return await original(self, *args, **kwargs)
 

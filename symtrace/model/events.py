@@ -51,12 +51,52 @@ def is_strict_lane(lane: str) -> bool:
 TURN = "turn"
 
 
-def turns_concurrent(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Whether two turns (meta TURN infos) of one lane ran at once in the recording: one was
-    open when the other opened. (Forks are not told apart: a framework that hands each step
-    to a fresh worker thread runs them one after the other.)"""
+def turns_independent(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether the recording leaves the order of two turns (meta TURN infos) open: the one
+    rule by which the graph draws lane order (model/graph.py), replay binds turns
+    (replay/matching.py) and a selective replay's live frontier follows a lane
+    (replay/live.py). Decided where the turns' ancestries part (siblings_independent()); a
+    turn and one inside it are ordered."""
+    chain_a = _turn_chain(a)
+    for b_side in _turn_chain(b):
+        parent = _parent_key(b_side)
+        for a_side in chain_a:
+            if _parent_key(a_side) == parent:
+                return a_side.get("key") != b_side.get("key") and siblings_independent(
+                    a_side, b_side)
+    return False
+
+
+def siblings_independent(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two sibling turns (one parent) may have run in either order: one was still open
+    when the other opened (`with`), or, neither being a fork, other tasks or threads opened
+    them (`opener`): nothing in the record says one waited for the other, and a replay may
+    see them the other way round (two threads whose turns happened not to overlap). Turns one
+    task or thread opened one after the other are ordered (program order), and so are forks
+    that did not overlap (their `with`: an AgentChat model call runs in a task of its own,
+    each awaited before the next)."""
     key_a, key_b = a.get("key"), b.get("key")
-    return key_a != key_b and (key_b in a.get("with", ()) or key_a in b.get("with", ()))
+    if key_a == key_b:
+        return False
+    if key_b in a.get("with", ()) or key_a in b.get("with", ()):
+        return True
+    return (not a.get("fork") and not b.get("fork")
+            and a.get("opener", 0) != b.get("opener", 0))
+
+
+def _turn_chain(info: dict[str, Any]) -> list[dict[str, Any]]:
+    """*info* and the infos of the turns it is inside, innermost first."""
+    out = []
+    current: Any = info
+    while isinstance(current, dict):
+        out.append(current)
+        current = current.get("parent")
+    return out
+
+
+def _parent_key(info: dict[str, Any]) -> str:
+    parent = info.get("parent")
+    return str(parent.get("key", "")) if isinstance(parent, dict) else ""
 
 
 class EdgeKind(StrEnum):

@@ -18,14 +18,19 @@ Edges are derived from content, never guessed from timing:
   links to the latest producer inside the call's **causal context** (context_of()): its own
   lane and the lanes under it, the lanes it is under, its cause lanes (below) and the lanes
   under them, and the lanes whose turns its own lane caused (an agent it delegated to, and
-  theirs in turn); only when no producer is inside does it link to the latest one. A tool
+  theirs in turn); only when no producer is inside does it link to the latest one. Inside,
+  a producer in a turn independent of the call's (a concurrent sibling turn of the same
+  agent: two `ask()`s under `gather` asking one tool the same thing, replies sharing a
+  sentence; events.turns_independent()) is passed over for one in the call's own turn or a
+  turn it is ordered after (_related()). A tool
   call links to the reply that asked for it by the provider's call id alone; a quoted text
   found only inside a longer quoted text is that text's content ("... for day" inside "...
   for day plan"), not a quote of its own. A selective replay decides by the same lookup
   whether a call carries a value of the live part of the run (sources(); replay/live.py), so
   the edges that say what a live event supersedes and the values that make a call live agree.
 * **control** edge u → v when u is the previous event on v's lane (lane order, skipping the
-  calls of turns that ran at the same time as v's: meta `turn`, session/context.py), or when u is
+  calls of turns whose order with v's the recording leaves open: meta `turn`,
+  events.turns_independent(), the rule replay's matcher binds turns by), or when u is
   the latest call of a lane that caused v's turn (attribution `dispatched_by`): a group chat
   manager selecting a speaker, or an agent whose message or chat result triggered the turn.
   Content cannot carry every cause: a tool-call message has no content (a framework quotes it
@@ -58,7 +63,7 @@ from symtrace.model.dataflow import (
     request_parts,
     text_of,
 )
-from symtrace.model.events import TURN, Edge, EdgeKind, Event, EventType, turns_concurrent
+from symtrace.model.events import TURN, Edge, EdgeKind, Event, EventType, turns_independent
 from symtrace.model.llm_wire import WireFormat, chat_messages, format_of_request
 from symtrace.model.quotes import QuoteIndex
 
@@ -88,6 +93,7 @@ class GraphBuilder:
     def __init__(self) -> None:
         self._producers: dict[str, tuple[str, ...]] = {}  # value -> recent producers, oldest first
         self._lane_of: dict[str, str] = {}
+        self._turn_of: dict[str, Any] = {}  # event -> its meta TURN (None: no turn)
         self._quoted = QuoteIndex()  # longer produced texts, oldest first
         self._quoted_by: list[str] = []  # the event that produced each of them
         self._lane_last: dict[str, str] = {}
@@ -146,13 +152,13 @@ class GraphBuilder:
 
     def _previous_in_order(self, lane: str, turn: Any) -> str | None:
         """The event a new call on *lane* in *turn* (meta TURN, or None) follows in lane order:
-        the lane's latest call, skipping those of turns that ran at the same time as *turn*
-        (a sibling open when it opened, or opened while it was open: which of them came first
-        is timing, not a cause)."""
+        the lane's latest call, skipping those of turns whose order the recording leaves open
+        (events.turns_independent(): a sibling open when it opened, or opened by another task
+        or thread: which of them came first is timing, not a cause)."""
         if not isinstance(turn, dict):
             return self._lane_last.get(lane)
         for event_id, other in reversed(self._lane_turns.get(lane, ())):
-            if not isinstance(other, dict) or not turns_concurrent(turn, other):
+            if not isinstance(other, dict) or not turns_independent(turn, other):
                 return event_id
         return None
 
@@ -186,8 +192,9 @@ class GraphBuilder:
 
     def _sources(self, event_type: EventType, lane: str, request: Any, meta: dict[str, Any],
                  causes: Sequence[str], event_id: str | None = None) -> dict[str, str]:
+        turn = meta.get(TURN)
         if event_type is EventType.AGENT_ACTION and _is_chat(request):
-            values, parts, part_sets = self._chat_values(request, lane, causes)
+            values, parts, part_sets = self._chat_values(request, lane, causes, turn)
             out = dict.fromkeys(values, "value")
             if event_id is not None:
                 self._keep_echo(event_id, request, part_sets)
@@ -197,7 +204,7 @@ class GraphBuilder:
             if event_type is EventType.TOOL_CALL and fps and fps[0] in self._producers:
                 fps = fps[:1]  # the provider's call id names the asking reply exactly
             for fp in fps:
-                source = self._producer(fp, lane, causes)
+                source = self._producer(fp, lane, causes, turn)
                 if source is not None:
                     out.setdefault(source, "value")
             parts = request_parts(request)
@@ -215,12 +222,13 @@ class GraphBuilder:
             if any(quoted_by[i] not in out for i in chain(inside, maybe)):
                 found, near = self._quoted.settle(parts, scan, lo)
                 if found:
-                    for source in self._quote_sources(found, near, parts, lane, causes):
+                    for source in self._quote_sources(found, near, parts, lane, causes,
+                                                      turn):
                         out.setdefault(source, "quote")
         return out
 
-    def _chat_values(self, request: dict[str, Any], lane: str, causes: Sequence[str]
-                     ) -> tuple[set[str], list[str], list[frozenset[str]]]:
+    def _chat_values(self, request: dict[str, Any], lane: str, causes: Sequence[str],
+                     turn: Any = None) -> tuple[set[str], list[str], list[frozenset[str]]]:
         """The producers of the values a chat request carries (= _producer() of each of
         consumed()), its message parts for quote detection (= request_parts()), and the part
         fingerprints of each message.
@@ -257,7 +265,7 @@ class GraphBuilder:
                 several.append(producers)
         values: set[str] = set().union(*singles)
         if several:
-            values.update(self._latest_related(several, lane, causes))
+            values.update(self._latest_related(several, lane, causes, turn))
         return values, parts, part_sets
 
     def _keep_echo(self, event_id: str, request: Any, part_sets: list[frozenset[str]]) -> None:
@@ -290,18 +298,19 @@ class GraphBuilder:
         message.single, message.several = frozenset(single), tuple(several)
 
     def _latest_related(self, several: list[tuple[str, ...]], lane: str,
-                        causes: Sequence[str]) -> set[str]:
+                        causes: Sequence[str], turn: Any = None) -> set[str]:
         """_producer() of values with these producers, the causal context computed once."""
         out = set()
         context: _Context | None = None
         for producers in several:
             if len(producers) > 1 and context is None:
                 context = context_of(lane, causes, self._caused)
-            related = self._related(producers, lane, causes, context)
+            related = self._related(producers, lane, causes, context, turn)
             out.add(related[-1] if related else producers[-1])
         return out
 
-    def _producer(self, fp: str, lane: str, causes: Sequence[str]) -> str | None:
+    def _producer(self, fp: str, lane: str, causes: Sequence[str], turn: Any = None
+                  ) -> str | None:
         """Which earlier event produced the value *fp* a new call on *lane* carries.
 
         The latest producer; when the value was produced more than once (two concurrent
@@ -312,11 +321,11 @@ class GraphBuilder:
         producers = self._producers.get(fp)
         if not producers:
             return None
-        related = self._related(producers, lane, causes)
+        related = self._related(producers, lane, causes, None, turn)
         return related[-1] if related else producers[-1]
 
     def _quote_sources(self, found: set[int], near: set[int], parts: list[str], lane: str,
-                       causes: Sequence[str]) -> set[str]:
+                       causes: Sequence[str], turn: Any = None) -> set[str]:
         """The events whose quoted texts (indices *found*; *near*: those whose occurrences
         may overlap another's, QuoteIndex.quoted_apart()) a request contains.
 
@@ -340,7 +349,7 @@ class GraphBuilder:
             if len(sources) < 2:  # no choice to make (_related() is [])
                 out.update(sources)
                 continue
-            related = self._related(sources, lane, causes)
+            related = self._related(sources, lane, causes, None, turn)
             if not related:
                 out.update(sources)
             else:
@@ -352,15 +361,30 @@ class GraphBuilder:
         return out
 
     def _related(self, sources: Sequence[str], lane: str, causes: Sequence[str],
-                 context: _Context | None = None) -> list[str]:
+                 context: _Context | None = None, turn: Any = None) -> list[str]:
         """The *sources* (several producers of one value) within a call's causal context
         (*context*: context_of() of the call, when the caller has it), or [] when there is
-        no choice to make (one source)."""
+        no choice to make (one source).
+
+        Of those, the ones in the call's own turn and the turns it is ordered after (*turn*:
+        its meta TURN): a concurrent sibling turn of the same agent (two `ask()`s under
+        `gather` asking one tool the same thing, replies sharing a sentence) is no cause of
+        it, though on the same lanes (events.turns_independent()). Only when every producer
+        inside the context is in such a turn (the two turns share state: one model context)
+        are they all kept."""
         if len(sources) < 2:
             return []
         exact, trees = context or context_of(lane, causes, self._caused)
-        return [source for source in sources
-                if in_context(self._lane_of.get(source, ""), exact, trees)]
+        related = [source for source in sources
+                   if in_context(self._lane_of.get(source, ""), exact, trees)]
+        if isinstance(turn, dict) and len(related) > 1:
+            turn_of = self._turn_of
+            own = [source for source in related
+                   if not isinstance(other := turn_of.get(source), dict)
+                   or not turns_independent(turn, other)]
+            if own:
+                return own
+        return related
 
     def completed(self, event: Event) -> None:
         with self._lock:
@@ -377,6 +401,10 @@ class GraphBuilder:
         if event.id not in self._parents:  # (a call's event: parents_for() kept them)
             self._parents[event.id] = frozenset(event.parent_ids)
         self._lane_of[event.id] = event.lane
+        turn = event.meta.get(TURN)
+        if turn is None and event.type is EventType.TOOL_RESULT and event.parents:
+            turn = self._turn_of.get(event.parents[0].source)  # its tool call's turn
+        self._turn_of[event.id] = turn
         echo = self._echoes.pop(event.id, None)
         # the request read when the call started (the same object), or computed again
         producers, holding, ident = self._producers, self._holding, event.id

@@ -2,8 +2,8 @@
 
 Once the anchor's request (augmented with guidance) is sent live, the anchor and its causal
 descendants in G are no longer expected. A later call goes live when its lane already went
-live in a turn that did not run at the same time as the call's own (concurrent turns of one
-agent, two `ask()`s under `gather`, are independent: the sibling of the anchor's turn keeps
+live in a turn ordered before the call's own (events.turns_independent(): concurrent turns of
+one agent, two `ask()`s under `gather`, are independent: the sibling of the anchor's turn keeps
 being served, as the graph's lane order says, docs/replay-semantics.md), its turn was
 caused by a lane that went live (attribution `dispatched_by`: a manager's speaker selection,
 the sender of a message or chat result that triggered the turn, with or without content), or
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from symtrace.model.events import Event
+from symtrace.model.events import Event, turns_independent
 from symtrace.model.graph import GraphBuilder
 from symtrace.session.context import Turn
 from symtrace.session.core import BoundaryCall
@@ -78,7 +78,10 @@ class LiveFrontier:
                                            for live in self._lane_turns[lane]):
             return f"lane {lane} went live at {self._lanes[lane]}"
         for cause in causes:
-            if cause in self._lanes:
+            # the call's own lane is the rule above (as in the graph's cause_edges): a classic
+            # AG2 reply names the agent among its causes, and its live turn in another chat
+            # (an independent sibling) does not make this one live
+            if cause != lane and cause in self._lanes:
                 return (f"its turn was caused by lane {cause} (a speaker choice, or a message "
                         f"or chat result it sent), live since {self._lanes[cause]}")
         if not self._live:
@@ -91,34 +94,16 @@ class LiveFrontier:
 
 
 def ran_at_once(a: Turn | None, b: Turn | None) -> bool:
-    """Whether turns *a* and *b* (or turns they are inside) were siblings that ran at once: one
-    was open when the other opened (`with_`). A turn and one inside it, or turns that ran one
-    after the other (a step after a `gather`), are ordered; so is anything without a turn.
-    Two forks of one turn are not known to have overlapped (AgentChat's runtime handles each
-    message of one agent in its own task, one after the other: Magentic-One's orchestrator),
-    so the anchor's lane going live takes them live too."""
+    """Whether the order of turns *a* and *b* is open (events.turns_independent(), the rule
+    the graph's lane order and the matcher follow): siblings, or turns inside siblings, that
+    overlapped or that other tasks or threads opened. A turn and one inside it, turns one
+    task opened one after the other, forks of one turn that did not overlap (AgentChat runs
+    each model call in a task of its own, awaited before the next: Magentic-One's
+    orchestrator) are ordered, so the anchor's lane going live takes the later one live;
+    so is anything without a turn."""
     if a is None or b is None or a is b:
         return False
-    ancestors_a = _chain(a)
-    for b_side in _chain(b):
-        if b_side.parent is None:
-            break
-        for a_side in ancestors_a:
-            if a_side is b_side:
-                return False  # one is inside the other
-            if a_side.parent is b_side.parent:
-                return a_side in b_side.with_ or b_side in a_side.with_
-    return False
-
-
-def _chain(turn: Turn) -> list[Turn]:
-    """*turn* and the turns it is inside, innermost first (the root last)."""
-    out = []
-    current: Turn | None = turn
-    while current is not None:
-        out.append(current)
-        current = current.parent
-    return out
+    return turns_independent(a.info, b.info)
 
 
 def recorded_endpoints(records: Iterable[Event]) -> set[tuple[str, int]]:

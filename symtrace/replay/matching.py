@@ -8,9 +8,10 @@
   scheduler runs concurrent turns in: among the recorded turns of its lane opened by (the
   recorded counterpart of) its parent and not yet taken, the lowest-ordinal one whose next
   record the call matches. A turn may be taken before a lower sibling only if the recording
-  ran them concurrently (the sibling was still open when it opened, both are forks, or another
-  task or thread opened the sibling): two turns one task ran one after the other, swapped, are
-  still a divergence. A bundle recorded before turns existed
+  leaves their order open (events.siblings_independent(), the rule the graph's lane order
+  follows too: the sibling was still open when it opened, or another task or thread opened
+  it; forks only if they overlapped): two turns one task ran one after the other, swapped,
+  are still a divergence. A bundle recorded before turns existed
   (no meta `turn`) keeps one order per lane.
 * A call on a **pooled** lane (unattributed worker threads / asyncio tasks) is matched among
   the *enabled* pooled records (every data parent already consumed) by content hash, the
@@ -33,7 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from symtrace.model.divergence import DivergenceKind
-from symtrace.model.events import RETRY_OF, EdgeKind, Event, EventType
+from symtrace.model.events import RETRY_OF, EdgeKind, Event, EventType, siblings_independent
 from symtrace.model.hashing import digest
 from symtrace.model.intervention import Intervention
 from symtrace.session.context import TURN, Turn, is_strict_lane
@@ -72,8 +73,7 @@ class _Cursor:
 class _RecordedTurn:
     """A turn as recorded: its place among its siblings and its records in order."""
 
-    __slots__ = ("children", "cursor", "fork", "info", "key", "opener", "ordinal", "parent",
-                 "with_")
+    __slots__ = ("children", "cursor", "fork", "info", "key", "ordinal", "parent")
 
     def __init__(self, info: dict[str, object]) -> None:
         self.info = info
@@ -83,8 +83,6 @@ class _RecordedTurn:
         self.parent = str(parent["key"]) if isinstance(parent, dict) else ""
         self.ordinal = int(info.get("ordinal", 0))  # type: ignore[call-overload]
         self.fork = bool(info.get("fork", False))
-        self.with_ = frozenset(info.get("with", ()))  # type: ignore[arg-type]
-        self.opener = info.get("opener", 0)
         self.cursor = _Cursor()
 
 
@@ -264,7 +262,7 @@ class Matcher:
                 if sibling.key in self._taken or not self._alive(sibling):
                     continue
                 if sibling.fork == turn.fork and all(
-                        sibling.fork or w.key in sibling.with_ or w.opener != sibling.opener
+                        siblings_independent(w.info, sibling.info)
                         for w in waiting if w.fork == sibling.fork):
                     found.append(sibling)
                 waiting.append(sibling)
@@ -286,7 +284,8 @@ class Matcher:
         mark = "~" if turn.fork else f">{turn.lane}#"
         return {"key": f"{parent['key'] if parent else ''}{mark}{turn.ordinal}+",
                 "lane": turn.lane, "ordinal": NEW_TURN + turn.ordinal, "fork": turn.fork,
-                "with": [self.turn_info(t)["key"] for t in turn.with_], "parent": parent}
+                "with": [self.turn_info(t)["key"] for t in turn.with_],
+                "opener": turn.opener, "parent": parent}
 
     def _bind(self, turn: Turn, recorded: _RecordedTurn) -> None:
         """*turn* is *recorded*, and its unbound ancestors are *recorded*'s."""

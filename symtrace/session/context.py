@@ -53,10 +53,11 @@ class Turn:
 
     `key` names it in the record: `<parent key>><lane>#<ordinal>` for a turn opened by a
     block, `<turn key>~<ordinal>` for a fork (the calls one other task or thread makes in it).
-    `with_` are the parent's turns on the same lane that were still open when this one opened,
-    `opener` tells the tasks/threads that opened turns in the parent apart: replay may bind
-    turns that ran at once, or were opened by different tasks or threads, in either order;
-    turns one task opened one after another stay in order.
+    `with_` are the parent's turns on the same lane that were still open when this one opened
+    (for a fork: the turn's forks whose task or thread still ran when it made its first call);
+    `opener` tells the tasks/threads that opened turns in the parent apart. What they say
+    about order is one rule (events.siblings_independent()), read by the graph's lane order,
+    replay's binding and a selective replay's live frontier.
     """
 
     __slots__ = ("_counts", "_forks", "_lock", "_open", "_openers", "fork", "key", "lane",
@@ -83,11 +84,15 @@ class Turn:
         self._counts[(lane, fork)] = ordinal + 1
         return ordinal
 
-    def open_child(self, lane: str, owner: object) -> Turn:
+    def open_child(self, lane: str, owner: object, serial: object = None) -> Turn:
+        """A turn of *lane* opened here by *owner* (a task or thread), or on behalf of
+        *serial*, an object that runs its turns one at a time whichever task it runs them in
+        (they then count as opened by one task: ordered, turns_independent())."""
         with self._lock:
             ordinal = self._ordinal(lane, False)
             with_ = tuple(t for t in self._open if t.lane == lane)
-            opener = self._openers.setdefault(owner, len(self._openers))
+            opener = self._openers.setdefault(owner if serial is None else serial,
+                                              len(self._openers))
             child = Turn(lane, self, ordinal, owner, f"{self.key}>{lane}#{ordinal}",
                          with_=with_, opener=opener)
             self._open.append(child)
@@ -105,8 +110,10 @@ class Turn:
             found = self._forks.get(owner)
             if found is None:
                 ordinal = self._ordinal(self.lane, True)
+                running = tuple(fork for other, fork in self._forks.items() if _running(other))
                 found = self._forks[owner] = Turn(self.lane, self, ordinal, owner,
-                                                  f"{self.key}~{ordinal}", fork=True)
+                                                  f"{self.key}~{ordinal}", fork=True,
+                                                  with_=running)
             return found
 
     @property
@@ -179,13 +186,26 @@ def _current_task() -> Any:
     return asyncio.current_task(loop) if loop is not None else None
 
 
+def _running(owner: object) -> bool:
+    """Whether the asyncio task or thread that made a fork's calls still runs: a
+    fork started meanwhile may have come first (a `gather` inside a block); one started after
+    it finished came after it (AgentChat awaits each model call's own task). A pool thread
+    runs until the pool shuts down, so forks on pool threads count as overlapping."""
+    if isinstance(owner, threading.Thread):
+        return owner.is_alive()
+    done = getattr(owner, "done", None)
+    return done is not None and not done()
+
+
 def _owner() -> object:
     task = _current_task()
-    return task if task is not None else threading.get_ident()
+    # the Thread object, not its ident: the OS reuses an ended thread's ident for the next
+    # one, which made a thread that started after another ended look like the same opener
+    return task if task is not None else threading.current_thread()
 
 
 @contextmanager
-def _turn_of(lane_name: str) -> Iterator[None]:
+def _turn_of(lane_name: str, serial: object = None) -> Iterator[None]:
     """Open a turn of *lane_name* for the block (or stay in the running one: re-entry)."""
     owner = _owner()
     running = _turn.get()
@@ -193,7 +213,7 @@ def _turn_of(lane_name: str) -> Iterator[None]:
         yield
         return
     parent = running if running is not None else _root
-    turn = parent.open_child(lane_name, owner)
+    turn = parent.open_child(lane_name, owner, serial)
     token = _turn.set(turn)
     try:
         yield
@@ -249,12 +269,15 @@ class Attribution:
 
 
 @contextmanager
-def agent(name: str, *, lane: str | None = None, reason: str | None = None) -> Iterator[None]:
-    """Attribute boundary calls inside the block to agent *name* (its lane unless given)."""
+def agent(name: str, *, lane: str | None = None, reason: str | None = None,
+          serial: object = None) -> Iterator[None]:
+    """Attribute boundary calls inside the block to agent *name* (its lane unless given).
+    *serial*: an object that runs its turns one after another in tasks of their own (an
+    AgentChat team container handles one message at a time): its turns stay ordered."""
     tokens = [_agent.set(name), _lane.set(lane or name)]
     reason_token = _reason.set(reason)
     try:
-        with _turn_of(lane or name):
+        with _turn_of(lane or name, serial):
             yield
     finally:
         _reason.reset(reason_token)

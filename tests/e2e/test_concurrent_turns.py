@@ -19,6 +19,7 @@ import pytest
 import symtrace
 from symtrace.errors import ReplayDivergence
 from symtrace.model.events import TURN
+from tests.diff_checks import assert_reorderings_listed
 
 QUESTIONS = ("How durable is the Falcon?", "Is the Orca backpack waterproof?")
 
@@ -166,3 +167,6 @@ def test_diff_names_the_anchor_of_a_concurrent_runs_child_and_lists_reorderings(
     text = render_diff(result, parent, symtrace.load_bundle(child), 100)
     assert f"A: {anchor.id}" in text and "/:" not in text
     assert diff_bundles(parent, parent).identical
+    # the other task asked first: its turn's events, if they moved before the anchor, are a
+    # reordering of unrelated turns, listed, not the divergence
+    assert_reorderings_listed(tmp_path / "b", child)

@@ -36,7 +36,7 @@ import symtrace
 from symtrace.bundle import load_bundle
 from symtrace.errors import ReplayDivergence, SymtraceError, UnsupportedConstruct
 from symtrace.model.divergence import DivergenceKind
-from symtrace.model.events import TURN, Event
+from symtrace.model.events import TURN, Event, turns_independent
 
 Runner = Callable[[Program], list[str]]
 THREAD_JOIN_TIMEOUT = 60.0
@@ -90,9 +90,10 @@ def agent_requests(events: list[Event]) -> list[Event]:
 
 def first_carriers(carriers: list[Event]) -> dict[str, str]:
     """Where a changed prompt may first diverge: per lane, the first recorded request that
-    carries it, and the first one of each turn that ran at the same time as that one's turn
-    (concurrent turns of one agent replay whichever asks first; turns that ran one after the
-    other keep their order)."""
+    carries it, and the first one of each turn independent of that one's turn (the matcher's
+    rule, events.turns_independent: concurrent turns of one agent replay whichever asks
+    first, decided where their ancestries part; turns that ran one after the other keep their
+    order)."""
     first: dict[str, str] = {}  # turn key (the lane, without turns) -> first carrier
     lane_first: dict[str, dict[str, Any]] = {}  # lane -> the turn of its first carrier
     for record in carriers:
@@ -101,8 +102,7 @@ def first_carriers(carriers: list[Event]) -> dict[str, str]:
         key = turn.get("key", record.lane)
         if key in first:
             continue
-        if (turn is opened or opened.get("key") in turn.get("with", ())
-                or key in opened.get("with", ())):
+        if turn is opened or (turn and opened and turns_independent(opened, turn)):
             first[key] = record.id
     return first
 

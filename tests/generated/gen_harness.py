@@ -58,16 +58,7 @@ KEPT = re.compile(r"^bundle kept at: (.+)$", re.MULTILINE)
 
 # Topologies whose check fails today, with the finding (docs/generated-programs.md "Open
 # findings"): run and reported as xfail until fixed, so a fix shows up as XPASS.
-KNOWN_FAILING = {
-    ("ag2", "shared_agent"): "one assistant, two concurrent chats: a selective replay's child "
-    "does not replay strictly (SYM-R103), or the selective replay meets SYM-R102 when both "
-    "chats' tools return the same text (the graph links identical values across sibling "
-    "turns of one lane)",
-    ("autogen_agentchat", "shared_agent"): "one AssistantAgent, two runs at once: its turns "
-    "are recorded as forks that did not overlap, so the graph orders the second run after the "
-    "first; a selective replay anchored in the first serves the second when it asks first, "
-    "and the child names a superseded parent (does not load)",
-}
+KNOWN_FAILING: dict[tuple[str, str], str] = {}
 
 
 def topology_params(framework: str) -> list[Any]:
