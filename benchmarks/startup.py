@@ -13,6 +13,12 @@ is the variant's median minus the bare program's. The framework examples run aga
 loopback stub endpoint (symtrace.stub) with the scripts their tests use; "live" is the example
 run without symtrace, "replay" a strict replay of a recording of it (no endpoint request).
 The target (issue 35) is a fixed cost of at most 0.15 s CPU for record and for replay.
+
+Bytecode. Every process runs with a warm bytecode cache (PYTHONPYCACHEPREFIX in the work
+directory, filled by the first run), as an installed symtrace has: an environment with
+PYTHONDONTWRITEBYTECODE and an editable install compiles every imported module of the
+checkout from source in every process, about as much CPU again. --no-bytecode-cache keeps the
+environment as it is.
 """
 
 from __future__ import annotations
@@ -99,6 +105,7 @@ def trivial(rounds: int, work: Path, baseline: Path | None) -> None:
         record = [*SYMTRACE, "record", "-o", str(bundle), "--force", "--quiet", "--", *bare]
         run(record, env, work)  # the bundle the replays read, and warm file caches
         replay = [*SYMTRACE, "replay", str(bundle), "--quiet"]
+        run(replay, env, work)
         variants[f"symtrace record{label}"] = functools.partial(run, record, env, work)
         variants[f"symtrace replay (strict){label}"] = functools.partial(run, replay, env, work)
     results = interleaved(variants, rounds)
@@ -202,12 +209,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--framework-rounds", type=int, default=3)
     parser.add_argument("--no-frameworks", action="store_true")
     parser.add_argument("--top", type=int, default=12, help="imports to list")
+    parser.add_argument("--no-bytecode-cache", action="store_true",
+                        help="keep this environment's bytecode settings (see Bytecode above)")
     parser.add_argument("--baseline", type=Path, metavar="DIR",
                         help="also time record/replay of the symtrace in DIR (a checkout of "
                         "another commit), interleaved with this one")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="symtrace-startup-") as tmp:
         work = Path(tmp)
+        if not args.no_bytecode_cache:  # inherited by every process this one starts
+            os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+            os.environ["PYTHONPYCACHEPREFIX"] = str(work / "bytecode")
+        print("bytecode: " + ("as this environment has it" if args.no_bytecode_cache
+                              else "a warm cache (PYTHONPYCACHEPREFIX)"))
         trivial(args.rounds, work, args.baseline)
         print()
         heaviest_imports("import symtrace", args.top)

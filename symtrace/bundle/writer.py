@@ -43,6 +43,7 @@ from typing import IO, Any
 import orjson
 
 from symtrace.bundle import blobs
+from symtrace.bundle.files import atomic_write
 from symtrace.bundle.format import (
     DIGEST,
     EVENTS,
@@ -73,18 +74,6 @@ from symtrace.errors import (
 from symtrace.model.canonical import pretty_bytes
 from symtrace.model.events import Event
 from symtrace.model.redaction import Redactor
-
-
-def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Write via a temp file and rename, so readers see all of the old or all of the new."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        if durable:
-            fh.flush()
-            os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
 
 LOCK_TIMEOUT = 60.0  # seconds a writer waits for another writer to release the bundle
 

@@ -21,10 +21,14 @@ import sys
 import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
+
+import orjson
 
 from symtrace.boundaries import http as http_boundary
 from symtrace.boundaries.egress import EgressGuard, EgressRecorder, HostPort, guard_for
+from symtrace.bundle.format import MANIFEST
 from symtrace.errors import BundleWriteError, RedactionError, ReplayDivergence
 from symtrace.frameworks import refusals as unsupported_frameworks
 from symtrace.frameworks import registry as adapter_registry
@@ -32,6 +36,7 @@ from symtrace.frameworks.registry import Armed, Declaration
 from symtrace.model.canonical import to_json_value
 from symtrace.model.redaction import Redactor
 from symtrace.model.runtime_info import version_warnings
+from symtrace.patching import after_import, cancel_after_import
 from symtrace.process.held_stderr import held_path, hold
 from symtrace.process.protocol import (
     Diverged,
@@ -44,19 +49,24 @@ from symtrace.process.protocol import (
     take_launch,
     write_hand_back,
 )
-from symtrace.session.core import Session, activate, deactivate
 
 if TYPE_CHECKING:
     from symtrace.bundle.writer import BundleWriter
-    from symtrace.record.recording import Recording
     from symtrace.replay.replayer import Replayer
+    from symtrace.session.core import Session
 
 bundle_dir: str | None = None  # the launch's bundle: the bootstrap imports nothing from it
 
 
 def start() -> None:
     """Start the session this process was launched for (the bootstrap calls this only when
-    SYMTRACE_CHILD is set); a launch file that cannot be read raises HandBackError."""
+    SYMTRACE_CHILD is set); a launch file that cannot be read raises HandBackError.
+
+    Only what must precede the program's first line happens here: hooks armed, seams and the
+    egress guard waiting for their libraries, `random` seeded. A recording's session (and the
+    session machinery: the writer, the graph, the scheduler, asyncio) starts when something
+    imports symtrace.session.core, which every boundary hook does before its first call: a
+    program that makes none never pays for it (fast start)."""
     global bundle_dir
     launch = take_launch()
     if launch is None:
@@ -64,20 +74,15 @@ def start() -> None:
     bundle_dir = launch.bundle
     redactor = Redactor.from_environment(names=list(launch.secret_envs))
     armed = _arm(launch)
-    session: Session
+    session: Deferred
     egress: EgressGuard | EgressRecorder
     # only the mode's own machinery is imported: a recording never loads the replayer
     if launch.mode is Mode.RECORD:
-        from symtrace.record.recorder import Recorder
-        from symtrace.record.recording import continued_recording
-
-        # the parent reopens the bundle once this process ended: its lock is held from
-        # before the program runs
-        sink = continued_recording(launch.bundle, redactor=redactor)
-        session = Recorder(None, redactor, sink=sink)
-        seed = sink.manifest["initial_state"]["random_seed"]
+        session = Deferred(lambda: _recorder(launch, redactor))
+        seed = orjson.loads(Path(launch.bundle, MANIFEST).read_bytes())[
+            "initial_state"]["random_seed"]
         egress = EgressRecorder()
-        hand_back = _record_hand_back(session, sink, egress)
+        hand_back = _record_hand_back(session, egress)
     else:
         from symtrace.bundle.reader import load_bundle
         from symtrace.bundle.writer import BundleWriter
@@ -102,11 +107,11 @@ def start() -> None:
         # the refused call): held for the parent, which shows the last traceback and a summary
         held = held_path(launch.hand_back)
         replayer.on_divergence.append(lambda: hold(held))
-        session = replayer
+        session = Deferred(lambda: replayer)
         seed = bundle.initial_state.get("random_seed")
         egress = guard_for(replayer, tuple(HostPort.parse(h) for h in launch.allow_hosts))
         hand_back = _replay_hand_back(replayer, child_writer, egress, launch)
-    activate(session)
+    session.start()
     egress.install()
     http_boundary.install()
     for adapter in armed:
@@ -118,18 +123,73 @@ def start() -> None:
         # forwards) must not cut the hand-back short with a traceback of ours.
         with contextlib.suppress(ValueError):  # not the main thread: nothing to ignore
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-        session.adapters_used = sorted(a.name for a in armed if a.installed)
+        session.adapters_used(sorted(a.name for a in armed if a.installed))
         _warn_unarmed(_imported_unarmed(armed, launch), launch.mode)
         for adapter in reversed(armed):
             adapter.uninstall()
         http_boundary.finish_open_streams()
         http_boundary.uninstall()
         egress.uninstall()
-        deactivate(session)
+        session.stop()
         write_hand_back(Path(launch.hand_back), hand_back())
 
     atexit.register(at_exit)
     write_hand_back(Path(launch.hand_back), Started())
+
+
+class Deferred:
+    """The session, made and activated when symtrace.session.core is first imported (at once
+    if it is already): by a seam or an adapter loading, before any boundary call. Made with
+    `random`'s state kept, so the program's stream is the one an eager start gave it."""
+
+    def __init__(self, make: Callable[[], Session]) -> None:
+        self._make = make
+        self.started: Session | None = None
+        self.used: list[str] = []
+
+    def start(self) -> None:
+        if CORE in sys.modules:
+            self._activate(sys.modules[CORE])
+        else:
+            after_import(CORE, self._activate)
+
+    def _activate(self, core: ModuleType) -> None:
+        cancel_after_import(CORE, self._activate)
+        state = random.getstate()
+        try:
+            self.started = self._make()
+        finally:
+            random.setstate(state)
+        # activate() numbers top-level turns from 0 again; turns the program opened before
+        # this late start keep theirs, numbered as an eager start numbered them
+        context = sys.modules.get("symtrace.session.context")
+        kept = None if context is None else (context._root, context._activations)
+        core.activate(self.started)
+        if context is not None and kept is not None:
+            context._root, context._activations = kept
+
+    def adapters_used(self, names: list[str]) -> None:
+        """Kept before the adapters are uninstalled, for the hand-back."""
+        self.used = names
+        if self.started is not None:
+            self.started.adapters_used = names
+
+    def stop(self) -> None:
+        cancel_after_import(CORE, self._activate)
+        if self.started is not None:
+            sys.modules[CORE].deactivate(self.started)
+
+
+CORE = "symtrace.session.core"
+
+
+def _recorder(launch: Launch, redactor: Redactor) -> Session:
+    from symtrace.record.recorder import Recorder
+    from symtrace.record.recording import continued_recording
+
+    # the parent reopens the bundle once this process ended; this process holds the
+    # bundle's lock from its session's start until it ends
+    return Recorder(None, redactor, sink=continued_recording(launch.bundle, redactor=redactor))
 
 
 def _arm(launch: Launch) -> Sequence[Armed]:
@@ -172,23 +232,24 @@ def _warn_unarmed(unarmed: list[tuple[str, str]], mode: str) -> None:
     sys.stderr.flush()
 
 
-def _record_hand_back(session: Session, sink: Recording,
-                      egress: EgressRecorder) -> Callable[[], HandBack]:
+def _record_hand_back(session: Deferred, egress: EgressRecorder) -> Callable[[], HandBack]:
     def hand_back() -> HandBack:
         failed = None
-        try:  # every event was written before its call returned
-            session.guarded(sink.close)
-        except RedactionError:
-            pass  # session.refusal: the parent keeps nothing
-        except BundleWriteError as exc:  # the parent seals what was written, incomplete,
-            failed = str(exc)  # and fails with it
+        recorder = session.started  # None: the program made no boundary call
+        if recorder is not None:
+            try:  # every event was written before its call returned
+                recorder.guarded(recorder.sink.close)
+            except RedactionError:
+                pass  # session.refusal: the parent keeps nothing
+            except BundleWriteError as exc:  # the parent seals what was written, incomplete,
+                failed = str(exc)  # and fails with it
         return Recorded(
-            adapters_used=tuple(session.adapters_used),
-            has_final_value=session.has_final_value,
-            final_value=to_json_value(session.final_value),
+            adapters_used=tuple(session.used),
+            has_final_value=recorder is not None and recorder.has_final_value,
+            final_value=None if recorder is None else to_json_value(recorder.final_value),
             # the program may have caught the refusal: the parent must not keep the bundle
             refused=unsupported_frameworks.refused(),
-            redaction_refused=session.refusal,
+            redaction_refused=None if recorder is None else recorder.refusal,
             # connections outside every seam, and LLM requests sent around them
             unrecorded_egress=tuple(egress.to_json()),
             egress_refused=egress.refused[0] if egress.refused else None,
