@@ -13,6 +13,7 @@ imported (a post-import hook on sys.meta_path), or at once if it already is.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.util
 import sys
@@ -156,6 +157,7 @@ def to_arm(names: Sequence[str] | None) -> list[Declaration]:
     return [d for d in declarations() if importlib.util.find_spec(d.module) is not None]
 
 
+@functools.lru_cache(maxsize=64)  # a parent asks twice (to_arm, declared_adapters)
 def _static_module(entry: str) -> str | None:
     """The `module = "..."` of the adapter class *entry* names, read from its source without
     importing it; None when it cannot be read that way (not a plain class in a source file,

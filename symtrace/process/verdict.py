@@ -22,7 +22,6 @@ from symtrace.model.events import EventType
 from symtrace.process.protocol import Diverged, HandBack, Replayed, hand_back_json
 from symtrace.replay.outcome_check import compare, normalised_lines
 from symtrace.replay.outcome_check import to_json as outcome_json
-from symtrace.replay.reports import outcome_hint as turn_or_entropy_hint
 
 
 class ReplayStatus(StrEnum):
@@ -126,7 +125,11 @@ def outcome_hint(bundle: Bundle, difference: str, stdout: bytes,
         actual = Counter(normalised_lines(stdout, volatile))
         if expected - actual and not actual - expected:
             return TOOL_BODY_HINT.format(difference=difference, tools=tools)
-    return turn_or_entropy_hint(bundle, difference, final_value)
+    # here, not at the top: the replay reports (and the session core they import) are read
+    # only for an outcome that differs
+    from symtrace.replay.reports import outcome_hint
+
+    return outcome_hint(bundle, difference, final_value)
 
 
 def recording_incomplete(bundle: Bundle, hand_back: HandBack | None) -> dict[str, Any]:

@@ -149,3 +149,28 @@ def test_the_parent_arms_every_installed_adapter_without_importing_one() -> None
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+PARENT_NEVER = ("asyncio", "importlib.metadata", "symtrace.session.core",
+                "symtrace.replay.replayer", "symtrace.replay.matching", "httpx", "rich")
+
+
+def test_the_cli_parent_of_record_and_replay_starts_no_session_machinery(tmp_path) -> None:
+    """The `symtrace record` / strict `symtrace replay` process itself: no session, no
+    scheduler or asyncio, no replay matching, no importlib.metadata (symtrace reads versions
+    and entry points from the distributions' metadata files itself)."""
+    (tmp_path / "hello.py").write_text("print('hello')\n")
+    for argv in (["record", "-o", "b", "--quiet", "--", sys.executable, "hello.py"],
+                 ["replay", "b", "--quiet", "--trust"]):
+        code = (
+            "import json, sys\n"
+            "from symtrace.cli import main\n"
+            f"code = main({argv!r})\n"
+            f"never = {PARENT_NEVER!r}\n"
+            "print(json.dumps([code, sorted(h for h in never if any(m == h or "
+            "m.startswith(h + '.') for m in sys.modules))]))\n"
+        )
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=120, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout.splitlines()[-1]) == [0, []], argv
