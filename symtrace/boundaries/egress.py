@@ -35,6 +35,7 @@ Unix sockets (asyncio's self-pipe, local IPC) are not network egress and pass.
 from __future__ import annotations
 
 import contextlib
+import functools
 import ipaddress
 import os
 import socket
@@ -315,11 +316,15 @@ class EgressGuard:
     def __init__(self, allow: Iterable[HostPort], recorded: Iterable[tuple[str, int]],
                  on_block: Callable[[dict[str, Any]], BaseException]) -> None:
         self.allow = tuple(allow)
-        self.recorded = {(canonical_host(h), p): f"{h}:{p}" for h, p in recorded}
+        self._recorded = recorded  # read when a connection is refused (guard_for: lazily)
         self.on_block = on_block
         self.allowed_connections = 0
         self.released = False
         self._watch = _SocketWatch(self._check, None)
+
+    @functools.cached_property
+    def recorded(self) -> dict[tuple[str, int], str]:
+        return {(canonical_host(h), p): f"{h}:{p}" for h, p in self._recorded}
 
     def install(self) -> None:
         self._watch.install()
@@ -437,7 +442,10 @@ class GuardedSession(Protocol):
 
 def guard_for(session: GuardedSession, allow: Iterable[HostPort] = ()) -> EgressGuard:
     """An egress guard for a replaying session (it stands down when the replay goes live)."""
-    guard = EgressGuard(allow, session.endpoints(), session.egress_blocked)
+    def endpoints() -> Iterator[tuple[str, int]]:  # asked only when a connection is refused
+        yield from session.endpoints()
+
+    guard = EgressGuard(allow, endpoints(), session.egress_blocked)
     session.on_live.append(guard.release)
     return guard
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 import random
 import shutil
 import signal
@@ -22,13 +23,13 @@ import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from symtrace.boundaries import http as http_boundary
 from symtrace.boundaries.egress import EgressGuard, EgressRecorder, HostPort, guard_for
-from symtrace.bundle.format import MANIFEST
+from symtrace.bundle.format import EVENTS, MANIFEST
 from symtrace.errors import BundleWriteError, RedactionError, ReplayDivergence
 from symtrace.frameworks import refusals as unsupported_frameworks
 from symtrace.frameworks import registry as adapter_registry
@@ -63,10 +64,12 @@ def start() -> None:
     SYMTRACE_CHILD is set); a launch file that cannot be read raises HandBackError.
 
     Only what must precede the program's first line happens here: hooks armed, seams and the
-    egress guard waiting for their libraries, `random` seeded. A recording's session (and the
-    session machinery: the writer, the graph, the scheduler, asyncio) starts when something
-    imports symtrace.session.core, which every boundary hook does before its first call: a
-    program that makes none never pays for it (fast start)."""
+    egress guard waiting for their libraries, `random` seeded. The session (and the session
+    machinery: the writer or the bundle and replayer, the graph, the scheduler, asyncio)
+    starts when something imports symtrace.session.core, which every boundary hook does
+    before its first call: a program that makes none never pays for it (fast start). A strict
+    replay of such a program still ends with the replayer's check when its bundle holds
+    calls; a selective replay starts at once."""
     global bundle_dir
     launch = take_launch()
     if launch is None:
@@ -84,34 +87,16 @@ def start() -> None:
         egress = EgressRecorder()
         hand_back = _record_hand_back(session, egress)
     else:
-        from symtrace.bundle.reader import load_bundle
-        from symtrace.bundle.writer import BundleWriter
-        from symtrace.replay.replayer import Replayer
-
         # the parent prints the whole report last; the program's traceback gets its headline
         ReplayDivergence.full_message = False
-        bundle = load_bundle(launch.bundle)
-        child_dir = launch.child_bundle
-        child_writer = BundleWriter.reopen(child_dir, redactor=redactor) if child_dir else None
-        replayer = Replayer(
-            bundle,
-            redactor,
-            anchor=launch.anchor,
-            guidance=launch.guidance,
-            placement=launch.placement,
-            writer=child_writer,
-            warnings=version_warnings(bundle.config.get("versions", {})),
-            hold_tools=launch.hold_tools,
-        )
-        # from the first divergence on, stderr is the program's reaction to it (retries of
-        # the refused call): held for the parent, which shows the last traceback and a summary
-        held = held_path(launch.hand_back)
-        replayer.on_divergence.append(lambda: hold(held))
-        session = Deferred(lambda: replayer)
-        seed = bundle.initial_state.get("random_seed")
-        egress = guard_for(replayer, tuple(HostPort.parse(h) for h in launch.allow_hosts))
-        hand_back = _replay_hand_back(replayer, child_writer, egress, launch)
+        replay = _Replay(launch, redactor)
+        session = replay.session
+        seed = replay.manifest["initial_state"].get("random_seed")
+        egress = guard_for(replay, tuple(HostPort.parse(h) for h in launch.allow_hosts))
+        hand_back = _replay_hand_back(replay, egress, launch)
     session.start()
+    if launch.anchor or launch.child_bundle:  # a selective replay starts at once, as it did
+        session.force()
     egress.install()
     http_boundary.install()
     for adapter in armed:
@@ -153,13 +138,25 @@ class Deferred:
         else:
             after_import(CORE, self._activate)
 
-    def _activate(self, core: ModuleType) -> None:
-        cancel_after_import(CORE, self._activate)
+    def force(self) -> Session:
+        """The session now: activated through the import hook, or (the program is ending, the
+        hook is gone) only made."""
+        if self.started is None:
+            importlib.import_module(CORE)
+        if self.started is None:
+            self.started = self._made()
+        return self.started
+
+    def _made(self) -> Session:
         state = random.getstate()
         try:
-            self.started = self._make()
+            return self._make()
         finally:
             random.setstate(state)
+
+    def _activate(self, core: ModuleType) -> None:
+        cancel_after_import(CORE, self._activate)
+        self.started = self._made()
         # activate() numbers top-level turns from 0 again; turns the program opened before
         # this late start keep theirs, numbered as an eager start numbered them
         context = sys.modules.get("symtrace.session.context")
@@ -259,9 +256,72 @@ def _record_hand_back(session: Deferred, egress: EgressRecorder) -> Callable[[],
     return hand_back
 
 
-def _replay_hand_back(session: Replayer, writer: BundleWriter | None, egress: EgressGuard,
+class _Replay:
+    """A replay's session, made when first needed (Deferred), and what the egress guard asks
+    of it (egress.GuardedSession) before then."""
+
+    def __init__(self, launch: Launch, redactor: Redactor) -> None:
+        self.launch = launch
+        self.redactor = redactor
+        self.manifest = orjson.loads(Path(launch.bundle, MANIFEST).read_bytes())
+        self.writer: BundleWriter | None = None
+        self.on_live: list[Callable[[], None]] = []
+        self.session = Deferred(self._make)
+
+    def _make(self) -> Replayer:
+        from symtrace.bundle.reader import load_bundle
+        from symtrace.bundle.writer import BundleWriter
+        from symtrace.replay.replayer import Replayer
+
+        launch = self.launch
+        bundle = load_bundle(launch.bundle)
+        if launch.child_bundle:
+            self.writer = BundleWriter.reopen(launch.child_bundle, redactor=self.redactor)
+        replayer = Replayer(
+            bundle,
+            self.redactor,
+            anchor=launch.anchor,
+            guidance=launch.guidance,
+            placement=launch.placement,
+            writer=self.writer,
+            warnings=version_warnings(bundle.config.get("versions", {})),
+            hold_tools=launch.hold_tools,
+        )
+        # from the first divergence on, stderr is the program's reaction to it (retries of
+        # the refused call): held for the parent, which shows the last traceback and a summary
+        held = held_path(launch.hand_back)
+        replayer.on_divergence.append(lambda: hold(held))
+        replayer.on_live.extend(self.on_live)
+        return replayer
+
+    def replayer(self) -> Replayer:
+        return self.session.force()  # type: ignore[return-value]
+
+    def endpoints(self) -> set[tuple[str, int]]:
+        return self.replayer().endpoints()
+
+    def egress_blocked(self, attempt: dict[str, Any]) -> ReplayDivergence:
+        return self.replayer().egress_blocked(attempt)
+
+    def expects_calls(self) -> bool:
+        """Whether the bundle holds a boundary call (every event but the final result): a
+        program that made none still needs the session's end check then (MissingCall)."""
+        from symtrace.model.events import EventType
+
+        lines = Path(self.launch.bundle, EVENTS).read_bytes().splitlines()
+        return any(orjson.loads(line).get("type") != EventType.FINAL_RESULT.value
+                   for line in lines if line.strip())
+
+
+def _replay_hand_back(replay: _Replay, egress: EgressGuard,
                       launch: Launch) -> Callable[[], HandBack]:
     def hand_back() -> HandBack:
+        if replay.session.started is None and not replay.expects_calls():
+            # nothing was called and nothing is expected: the program matched the recording
+            return Replayed(has_final_value=False, final_value=None, served=0, live=0,
+                            allowed_connections=egress.allowed_connections,
+                            refused=unsupported_frameworks.refused(), lineage=None)
+        session = replay.replayer()
         counts = {
             "has_final_value": session.has_final_value,
             "final_value": to_json_value(session.final_value),
@@ -282,7 +342,7 @@ def _replay_hand_back(session: Replayer, writer: BundleWriter | None, egress: Eg
                 lineage = session.lineage(launch.bundle)
             return Replayed(**counts, lineage=lineage)
         finally:
-            if writer is not None:
-                writer.close()
+            if replay.writer is not None:
+                replay.writer.close()
 
     return hand_back
