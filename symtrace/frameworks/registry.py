@@ -12,7 +12,6 @@ imported (a post-import hook on sys.meta_path), or at once if it already is.
 
 from __future__ import annotations
 
-import ast
 import functools
 import importlib
 import importlib.util
@@ -162,6 +161,8 @@ def _static_module(entry: str) -> str | None:
     """The `module = "..."` of the adapter class *entry* names, read from its source without
     importing it; None when it cannot be read that way (not a plain class in a source file,
     no literal, a class that decides its availability itself)."""
+    import ast  # here: only a parent declares adapters
+
     package, _, attribute = entry.partition(":")
     if "." in package or "." in attribute or "[" in attribute:
         return None

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import os
-import platform
 import re
 import sys
 
@@ -33,7 +32,7 @@ def versions() -> dict[str, str]:
 @functools.cache
 def _versions() -> dict[str, str]:
     # Read once per process: the versions of packages a process already imported do not change.
-    out = {"python": platform.python_version()}
+    out = {"python": _python()}
     installed = distributions()
     for name in TRACKED_PACKAGES:
         found = installed.get(_normalize(name))
@@ -104,9 +103,15 @@ def entry_points(group: str) -> list[tuple[str, str]]:
     return out
 
 
+def _python() -> str:
+    import platform  # here: the instrumented child asks only when it replays
+
+    return platform.python_version()
+
+
 def runtime_config() -> dict[str, object]:
     return {
-        "python": platform.python_version(),
+        "python": _python(),
         "implementation": sys.implementation.name,
         "platform": sys.platform,
         "versions": versions(),
