@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import importlib
+import os
 import random
 import shutil
 import signal
@@ -30,7 +31,7 @@ import orjson
 from symtrace.boundaries import http as http_boundary
 from symtrace.boundaries.egress import EgressGuard, EgressRecorder, HostPort, guard_for
 from symtrace.bundle.format import EVENTS, MANIFEST
-from symtrace.errors import BundleWriteError, RedactionError, ReplayDivergence
+from symtrace.errors import EXIT_ADAPTER, BundleWriteError, RedactionError, ReplayDivergence
 from symtrace.frameworks import refusals as unsupported_frameworks
 from symtrace.frameworks import registry as adapter_registry
 from symtrace.frameworks.registry import Armed, Declaration
@@ -156,7 +157,14 @@ class Deferred:
 
     def _activate(self, core: ModuleType) -> None:
         cancel_after_import(CORE, self._activate)
-        self.started = self._made()
+        try:
+            self.started = self._made()
+        except BaseException as exc:  # noqa: BLE001 - as the bootstrap: the program must not
+            # go on uninstrumented (a replay would make live calls)
+            sys.stderr.write("symtrace: cannot instrument this process: "
+                             f"{type(exc).__name__}: {exc}\n")
+            sys.stderr.flush()
+            os._exit(EXIT_ADAPTER)
         # activate() numbers top-level turns from 0 again; turns the program opened before
         # this late start keep theirs, numbered as an eager start numbered them
         context = sys.modules.get("symtrace.session.context")

@@ -55,3 +55,20 @@ def test_a_connection_before_the_session_starts_is_refused_as_a_divergence(tmp_p
     assert done.returncode == 90, done.stderr
     assert "SYM-R106" in done.stderr, done.stderr
     assert f"127.0.0.1:{port}" in done.stderr
+
+
+def test_a_session_that_cannot_start_late_stops_the_program(tmp_path):
+    """Made at the first boundary hook, a session that fails (here: its bundle's manifest is
+    gone) ends the program at once with exit 94, as a failing bootstrap does: it never runs
+    on uninstrumented."""
+    (tmp_path / "prog.py").write_text(
+        "import os\n"
+        "from symtrace.process import child\n"
+        "os.remove(os.path.join(child.bundle_dir, 'manifest.json'))\n"
+        "import symtrace.session.core\n"
+        "print('went on')\n")
+    done = run_cli("record", "-o", str(tmp_path / "b"), "--", sys.executable, "prog.py",
+                   cwd=tmp_path)
+    assert "symtrace: cannot instrument this process" in done.stderr, done.stderr
+    assert "went on" not in done.stdout
+    assert done.returncode != 0
