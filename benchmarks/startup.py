@@ -112,13 +112,17 @@ def trivial(rounds: int, work: Path, baseline: Path | None) -> None:
     base = median(results["bare program"], "cpu")
     print(f"Trivial program (print('hello')): CPU of every process, median of {rounds} "
           "interleaved rounds")
-    print(f"  {'variant':<38}{'CPU s':>8}{'fixed cost s':>14}{'wall s':>9}")
+    base_min = min(c.cpu for c in results["bare program"])
+    print(f"  {'variant':<38}{'CPU s':>8}{'fixed cost s':>14}{'min-based':>11}{'wall s':>9}")
     for name, costs in results.items():
         cpu = median(costs, "cpu")
         fixed = "" if name == "bare program" else f"{cpu - base:+.3f}"
+        fastest = "" if name == "bare program" else f"{min(c.cpu for c in costs) - base_min:+.3f}"
         mark = "" if not fixed else ("  ok" if cpu - base <= TARGET_S else "  ABOVE TARGET")
-        print(f"  {name:<38}{cpu:>8.3f}{fixed:>14}{median(costs, 'wall'):>9.3f}{mark}")
-    print(f"  target: fixed cost <= {TARGET_S} s CPU")
+        print(f"  {name:<38}{cpu:>8.3f}{fixed:>14}{fastest:>11}{median(costs, 'wall'):>9.3f}"
+              f"{mark}")
+    print(f"  target: fixed cost <= {TARGET_S} s CPU (median; 'min-based': the fastest round's "
+          "minus the bare program's fastest, nearer a quiet machine's figure)")
 
 
 # -- imports ------------------------------------------------------------------------------------

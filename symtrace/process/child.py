@@ -17,10 +17,8 @@ import contextlib
 import importlib
 import os
 import random
-import shutil
 import signal
 import sys
-import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -221,6 +219,11 @@ def _warn_unarmed(unarmed: list[tuple[str, str]], mode: str) -> None:
     lanes and tools went unseen (and tool bodies run live on replay). A warning, not a
     refusal: `--adapter` arms exactly what was asked, and a program may import a framework it
     runs no agents with."""
+    if not unarmed:
+        return
+    import shutil
+    import textwrap
+
     columns = shutil.get_terminal_size((80, 24)).columns
     for name, module in unarmed:
         if mode == "record":
