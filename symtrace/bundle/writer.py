@@ -356,7 +356,7 @@ class _AddedBlobs:
     """The blobs one event adds to the pack: its `store` is what blobs.split calls.
 
     A ref already in the pack or already added is skipped; the pack bytes are collected as
-    pack lines (pack.pack_line), joined once for one append."""
+    pack lines (`REF JSON`), joined once for one append."""
 
     __slots__ = ("known", "pack", "refs", "store", "unchecked")
 
@@ -371,7 +371,7 @@ class _AddedBlobs:
             if ref in known or ref in refs:
                 return
             refs.add(ref)
-            pack.append(b"%b %b\n" % (ref.encode(), data))  # pack.pack_line, one call less
+            pack.append(b"%b %b\n" % (ref.encode(), data))
             if not known_clean:
                 unchecked.append(data)
 
