@@ -38,19 +38,22 @@ import contextlib
 import functools
 import ipaddress
 import os
-import socket
-import ssl
 import sys
 import threading
+from _socket import AF_INET, AF_INET6
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol
 
 from symtrace.errors import UnrecordedLLMRequest
 from symtrace.model.llm_wire import wire_format
-from symtrace.patching import Patch, PatchSet
+from symtrace.patching import Patch, PatchSet, after_import, cancel_after_import
 
-INET_FAMILIES = (socket.AF_INET, socket.AF_INET6)
+if TYPE_CHECKING:
+    import socket
+
+INET_FAMILIES = (AF_INET, AF_INET6)
 # Modules whose frames are plumbing, not "who opened the connection".
 _PLUMBING = ("socket", "ssl", "selectors", "asyncio", "symtrace.boundaries", "contextlib",
              "threading", "concurrent", "subprocess")
@@ -162,31 +165,46 @@ def _address(sock: socket.socket, address: Any) -> tuple[str, int] | None:
 
 
 class _SocketWatch:
-    """Patches socket methods for one policy; install/uninstall restore exactly."""
+    """Patches socket methods for one policy; install/uninstall restore exactly. The socket
+    layer is imported here, not at the top (the parent reads HostPort without it), and TLS
+    sends are patched when `ssl` is first imported (a program without TLS never loads it)."""
 
     def __init__(self, on_connect: Callable[[str, int], None],
                  on_send: Callable[[bytes], None] | None) -> None:
+        import socket
+
         self.on_connect = on_connect
         self.on_send = on_send
-        self._set = PatchSet(self.patches())
-
-    def patches(self) -> list[Patch]:
-        out = [
+        self._set = PatchSet([
             Patch(socket.socket, "connect", self._connect),
             Patch(socket.socket, "connect_ex", self._connect),
             Patch(socket.socket, "sendto", self._sendto),
-        ]
-        if self.on_send is not None:
-            out += [Patch(owner, name, self._send)
-                    for owner in (socket.socket, ssl.SSLSocket) for name in ("send", "sendall")]
-        return out
+            *self._sends(socket.socket),
+        ])
+        self._tls = PatchSet([])
+
+    def _sends(self, owner: type) -> list[Patch]:
+        return [] if self.on_send is None else [Patch(owner, name, self._send)
+                                                for name in ("send", "sendall")]
 
     def install(self) -> None:
         with _lock:
             self._set.install()  # AlreadyPatched (a RuntimeError) when installed twice
+        if self.on_send is not None:
+            if "ssl" in sys.modules:
+                self._patch_tls(sys.modules["ssl"])
+            else:
+                after_import("ssl", self._patch_tls)
+
+    def _patch_tls(self, ssl: ModuleType) -> None:
+        with _lock:
+            self._tls = PatchSet(self._sends(ssl.SSLSocket))
+            self._tls.install()
 
     def uninstall(self) -> None:
+        cancel_after_import("ssl", self._patch_tls)
         with _lock:
+            self._tls.uninstall()
             self._set.uninstall()
 
     def _connect(self, original: Callable[..., Any]) -> Callable[..., Any]:

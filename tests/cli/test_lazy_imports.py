@@ -96,10 +96,11 @@ def test_public_names_resolve_on_first_use_and_keep_their_role() -> None:
 
 
 # what a trivial program's instrumented process must not import: an HTTP library or a
-# framework adapter it never uses, the metadata scans, the other mode's machinery; and before
-# a recording's first boundary call, none of the session machinery
+# framework adapter it never uses, TLS (the egress patch of TLS sends waits for `import ssl`),
+# the metadata scans, the other mode's machinery; and before a recording's first boundary
+# call, none of the session machinery
 CHILD_NEVER = ("httpx", "httpx2", "rich", "importlib.metadata", "symtrace.frameworks.contract",
-               "symtrace_ag2", "symtrace_ag2v1", "symtrace_crewai",
+               "ssl", "symtrace_ag2", "symtrace_ag2v1", "symtrace_crewai",
                "symtrace_autogen_agentchat")
 SESSION = ("asyncio", "symtrace.session.core", "symtrace.session.scheduling",
            "symtrace.bundle.writer", "symtrace.model.graph", "symtrace.record")
@@ -150,7 +151,7 @@ def test_the_parent_arms_every_installed_adapter_without_importing_one() -> None
     assert done.returncode == 0, done.stderr
 
 
-PARENT_NEVER = ("asyncio", "importlib.metadata", "symtrace.session.core",
+PARENT_NEVER = ("asyncio", "importlib.metadata", "symtrace.session.core", "ssl",
                 "symtrace.replay.replayer", "symtrace.replay.matching", "httpx", "rich")
 
 
