@@ -17,7 +17,6 @@ from typing import Any
 
 from symtrace.bundle.reader import Bundle
 from symtrace.errors import OutcomeMismatch
-from symtrace.model.divergence import DivergenceKind, DivergenceReport
 from symtrace.model.events import EventType
 from symtrace.process.protocol import Diverged, HandBack, Replayed, hand_back_json
 from symtrace.replay.outcome_check import compare, normalised_lines
@@ -77,6 +76,8 @@ def verify_outcome(bundle: Bundle, replayed: Replayed, final_value: Any, code: i
     )
     if difference is None:
         return None
+    from symtrace.model.divergence import DivergenceKind, DivergenceReport  # only if it differs
+
     report = DivergenceReport(
         kind=DivergenceKind.OUTCOME_MISMATCH,
         bundle=str(bundle.path),
