@@ -100,8 +100,8 @@ def test_public_names_resolve_on_first_use_and_keep_their_role() -> None:
 # the metadata scans, the other mode's machinery; and before a recording's first boundary
 # call, none of the session machinery
 CHILD_NEVER = ("httpx", "httpx2", "rich", "importlib.metadata", "symtrace.frameworks.contract",
-               "ssl", "symtrace_ag2", "symtrace_ag2v1", "symtrace_crewai",
-               "symtrace_autogen_agentchat")
+               "ssl", "tempfile", "importlib.resources", "symtrace_ag2", "symtrace_ag2v1",
+               "symtrace_crewai", "symtrace_autogen_agentchat")
 SESSION = ("asyncio", "symtrace.session.core", "symtrace.session.scheduling",
            "symtrace.bundle.writer", "symtrace.model.graph", "symtrace.record")
 PROBE = (
@@ -153,6 +153,10 @@ def test_the_parent_arms_every_installed_adapter_without_importing_one() -> None
 
 PARENT_NEVER = ("asyncio", "importlib.metadata", "symtrace.session.core", "ssl",
                 "symtrace.replay.replayer", "symtrace.replay.matching", "httpx", "rich")
+# a strict replay that matched writes no bundle, walks no graph and renders no divergence
+STRICT_REPLAY_NEVER = ("symtrace.bundle.writer", "symtrace.bundle.completion",
+                       "symtrace.model.graph", "symtrace.model.divergence",
+                       "symtrace.cli.replay_output", "symtrace.replay.anchor_resolution")
 
 
 def test_the_cli_parent_of_record_and_replay_starts_no_session_machinery(tmp_path) -> None:
@@ -160,13 +164,15 @@ def test_the_cli_parent_of_record_and_replay_starts_no_session_machinery(tmp_pat
     scheduler or asyncio, no replay matching, no importlib.metadata (symtrace reads versions
     and entry points from the distributions' metadata files itself)."""
     (tmp_path / "hello.py").write_text("print('hello')\n")
-    for argv in (["record", "-o", "b", "--quiet", "--", sys.executable, "hello.py"],
-                 ["replay", "b", "--quiet", "--trust"]):
+    for argv, never in ((["record", "-o", "b", "--quiet", "--", sys.executable, "hello.py"],
+                         PARENT_NEVER),
+                        (["replay", "b", "--quiet", "--trust"],
+                         PARENT_NEVER + STRICT_REPLAY_NEVER)):
         code = (
             "import json, sys\n"
             "from symtrace.cli import main\n"
             f"code = main({argv!r})\n"
-            f"never = {PARENT_NEVER!r}\n"
+            f"never = {never!r}\n"
             "print(json.dumps([code, sorted(h for h in never if any(m == h or "
             "m.startswith(h + '.') for m in sys.modules))]))\n"
         )
