@@ -26,17 +26,18 @@ Thread safety is the caller's: a seam that installs from several threads holds i
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import random
 import sys
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symtrace.errors import AlreadyPatched, PatchTargetMissing
+
+if TYPE_CHECKING:  # no importlib.abc bases: it imports importlib.resources and tempfile
+    import importlib.machinery
 
 _ABSENT = object()  # the class had no attribute of its own: uninstall deletes the shadow
 
@@ -120,13 +121,13 @@ def _name(owner: Any) -> str:
 # libraries insert into it): a finder is inserted once, at the front, and only that finder is
 # removed, never the list replaced or restored wholesale. Used by the after-import hook below
 # and by the refusal of unsupported frameworks (symtrace.frameworks.refusals).
-def install_finder(finder: importlib.abc.MetaPathFinder) -> None:
+def install_finder(finder: Any) -> None:  # a meta path finder: find_spec(name, path, target)
     """Put *finder* first on sys.meta_path unless it is there already (idempotent)."""
     if finder not in sys.meta_path:
         sys.meta_path.insert(0, finder)
 
 
-def remove_finder(finder: importlib.abc.MetaPathFinder) -> None:
+def remove_finder(finder: Any) -> None:
     """Take *finder* off sys.meta_path if it is there; leave every other finder alone."""
     if finder in sys.meta_path:
         sys.meta_path.remove(finder)
@@ -136,7 +137,7 @@ def remove_finder(finder: importlib.abc.MetaPathFinder) -> None:
 ImportCallback = Callable[[ModuleType], None]
 
 
-class _ImportWatcher(importlib.abc.MetaPathFinder):
+class _ImportWatcher:  # a meta path finder (find_spec) and a loader below, by protocol
     """Runs callbacks right after a watched top-level module has been executed (a post-import
     hook on sys.meta_path, present only while something is watched)."""
 
@@ -182,7 +183,7 @@ def find_elsewhere(me: Any, fullname: str, path: Any, target: Any = None) -> Any
         searches.discard(key)
 
 
-class _NotifyingLoader(importlib.abc.Loader):
+class _NotifyingLoader:
     def __init__(self, inner: Any, fullname: str) -> None:
         self._inner = inner
         self._fullname = fullname

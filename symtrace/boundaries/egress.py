@@ -35,21 +35,25 @@ Unix sockets (asyncio's self-pipe, local IPC) are not network egress and pass.
 from __future__ import annotations
 
 import contextlib
+import functools
 import ipaddress
 import os
-import socket
-import ssl
 import sys
 import threading
+from _socket import AF_INET, AF_INET6
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol
 
 from symtrace.errors import UnrecordedLLMRequest
 from symtrace.model.llm_wire import wire_format
-from symtrace.patching import Patch, PatchSet
+from symtrace.patching import Patch, PatchSet, after_import, cancel_after_import
 
-INET_FAMILIES = (socket.AF_INET, socket.AF_INET6)
+if TYPE_CHECKING:
+    import socket
+
+INET_FAMILIES = (AF_INET, AF_INET6)
 # Modules whose frames are plumbing, not "who opened the connection".
 _PLUMBING = ("socket", "ssl", "selectors", "asyncio", "symtrace.boundaries", "contextlib",
              "threading", "concurrent", "subprocess")
@@ -161,31 +165,46 @@ def _address(sock: socket.socket, address: Any) -> tuple[str, int] | None:
 
 
 class _SocketWatch:
-    """Patches socket methods for one policy; install/uninstall restore exactly."""
+    """Patches socket methods for one policy; install/uninstall restore exactly. The socket
+    layer is imported here, not at the top (the parent reads HostPort without it), and TLS
+    sends are patched when `ssl` is first imported (a program without TLS never loads it)."""
 
     def __init__(self, on_connect: Callable[[str, int], None],
                  on_send: Callable[[bytes], None] | None) -> None:
+        import socket
+
         self.on_connect = on_connect
         self.on_send = on_send
-        self._set = PatchSet(self.patches())
-
-    def patches(self) -> list[Patch]:
-        out = [
+        self._set = PatchSet([
             Patch(socket.socket, "connect", self._connect),
             Patch(socket.socket, "connect_ex", self._connect),
             Patch(socket.socket, "sendto", self._sendto),
-        ]
-        if self.on_send is not None:
-            out += [Patch(owner, name, self._send)
-                    for owner in (socket.socket, ssl.SSLSocket) for name in ("send", "sendall")]
-        return out
+            *self._sends(socket.socket),
+        ])
+        self._tls = PatchSet([])
+
+    def _sends(self, owner: type) -> list[Patch]:
+        return [] if self.on_send is None else [Patch(owner, name, self._send)
+                                                for name in ("send", "sendall")]
 
     def install(self) -> None:
         with _lock:
             self._set.install()  # AlreadyPatched (a RuntimeError) when installed twice
+        if self.on_send is not None:
+            if "ssl" in sys.modules:
+                self._patch_tls(sys.modules["ssl"])
+            else:
+                after_import("ssl", self._patch_tls)
+
+    def _patch_tls(self, ssl: ModuleType) -> None:
+        with _lock:
+            self._tls = PatchSet(self._sends(ssl.SSLSocket))
+            self._tls.install()
 
     def uninstall(self) -> None:
+        cancel_after_import("ssl", self._patch_tls)
         with _lock:
+            self._tls.uninstall()
             self._set.uninstall()
 
     def _connect(self, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -315,11 +334,15 @@ class EgressGuard:
     def __init__(self, allow: Iterable[HostPort], recorded: Iterable[tuple[str, int]],
                  on_block: Callable[[dict[str, Any]], BaseException]) -> None:
         self.allow = tuple(allow)
-        self.recorded = {(canonical_host(h), p): f"{h}:{p}" for h, p in recorded}
+        self._recorded = recorded  # read when a connection is refused (guard_for: lazily)
         self.on_block = on_block
         self.allowed_connections = 0
         self.released = False
         self._watch = _SocketWatch(self._check, None)
+
+    @functools.cached_property
+    def recorded(self) -> dict[tuple[str, int], str]:
+        return {(canonical_host(h), p): f"{h}:{p}" for h, p in self._recorded}
 
     def install(self) -> None:
         self._watch.install()
@@ -437,7 +460,10 @@ class GuardedSession(Protocol):
 
 def guard_for(session: GuardedSession, allow: Iterable[HostPort] = ()) -> EgressGuard:
     """An egress guard for a replaying session (it stands down when the replay goes live)."""
-    guard = EgressGuard(allow, session.endpoints(), session.egress_blocked)
+    def endpoints() -> Iterator[tuple[str, int]]:  # asked only when a connection is refused
+        yield from session.endpoints()
+
+    guard = EgressGuard(allow, endpoints(), session.egress_blocked)
     session.on_live.append(guard.release)
     return guard
 

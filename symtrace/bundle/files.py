@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import threading
 from pathlib import Path
 
 import orjson
@@ -140,3 +141,14 @@ def parse_manifest(data: bytes, where: str) -> object:
     if twice:  # the last of duplicates without a word)
         raise BundleFormatError(f"{where}: key {twice[0]!r} appears twice in one object")
     return value
+
+
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write via a temp file and rename, so readers see all of the old or all of the new."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        if durable:
+            fh.flush()
+            os.fsync(fh.fileno())
+    os.replace(tmp, path)

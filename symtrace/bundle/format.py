@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections import Counter
 from itertools import chain
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symtrace.errors import BundleFormatError, UnsupportedBundleVersion
-from symtrace.model.events import Event
 from symtrace.model.hashing import digest, digest_canonical
+
+if TYPE_CHECKING:
+    from symtrace.model.events import Event
 
 FORMAT_VERSION = 2  # every event line carries its parents
 # Versions this symtrace refuses, and why (docs/bundle-format.md, "Versions"): refused typed

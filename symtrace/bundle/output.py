@@ -74,7 +74,7 @@ def is_bundle_dir(path: Path) -> bool:
 
 
 def _writer_temp(name: str) -> bool:
-    """writer.atomic_write's temp file (`.manifest.json.tmp-PID-TID`) a killed writer left."""
+    """files.atomic_write's temp file (`.manifest.json.tmp-PID-TID`) a killed writer left."""
     return any(name.startswith(f".{known}.tmp-") for known in BUNDLE_FILES)
 
 

@@ -27,10 +27,6 @@ REF_PREFIX = b"sha256:"
 REF_LEN = len(REF_PREFIX) + 64
 
 
-def pack_line(ref: str, data: bytes) -> bytes:
-    return ref.encode() + b" " + data + b"\n"
-
-
 def scan(data: bytes) -> dict[str, tuple[int, int, int]]:
     """Index of a pack: ref -> (line number from 1, start, end) of its JSON bytes.
 

@@ -138,12 +138,6 @@ def verify_bundle(path: str | os.PathLike[str]) -> Bundle:
     return _load(Path(path), deep=True)
 
 
-def read_partial(root: Path, manifest: dict[str, Any]) -> list[Event]:
-    """Events of a bundle still being written (complete lines only, no seal)."""
-    files = _read_files(root)
-    return partial_events(files[PACK] or b"", files[EVENTS] or b"")
-
-
 def partial_events(pack: bytes, events: bytes) -> list[Event]:
     """The events of an unsealed bundle's pack and events bytes (complete lines only)."""
     return _parse_events(_complete_lines(events), PackReader(_complete_lines(pack), verify=True),

@@ -61,20 +61,11 @@ def event_sums(record: dict[str, Any]) -> list[str]:
     return [short_sum(canon(record[key])) if key in record else "-" for key in EVENT_FIELDS]
 
 
-def event_line(record: dict[str, Any]) -> tuple[bytes, bytes]:
-    """The canonical line of an event record and its sums line (both without newline):
-    `canon(record)` and `canon(event_sums(record))`, byte for byte.
-
-    A record with other fields than EVENT_FIELDS takes the plain definition; any other is
-    assembled by event_line_of."""
-    if record.keys() != _EVENT_FIELD_SET:
-        return canon(record), canon(event_sums(record))
-    return event_line_of(map(record.__getitem__, EVENT_FIELDS))
-
-
 def event_line_of(values: Iterable[Any]) -> tuple[bytes, bytes]:
-    """event_line of the record whose fields are EVENT_FIELDS with *values*, in that order
-    (the writer passes an event's fields without building the record).
+    """The canonical line of the event record whose fields are EVENT_FIELDS with *values*, in
+    that order, and its sums line (both without newline): `canon(record)` and
+    `canon(event_sums(record))`, byte for byte (the writer passes an event's fields without
+    building the record).
 
     Each field is serialised once and the line is assembled from those bytes (a sorted-keys
     object is `{"key":<canonical value>,...}`), so the sums need no second serialisation."""
@@ -96,7 +87,6 @@ def event_line_of(values: Iterable[Any]) -> tuple[bytes, bytes]:
     return b"".join(parts), dumps(sums)
 
 
-_EVENT_FIELD_SET = frozenset(EVENT_FIELDS)
 _SORT_KEYS = orjson.OPT_SORT_KEYS
 # Fields whose values recur on every event of a run (a lane, an agent, an event type): their
 # bytes and sums are kept by value (a str or None) instead of serialised and hashed again;

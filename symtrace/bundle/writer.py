@@ -43,6 +43,7 @@ from typing import IO, Any
 import orjson
 
 from symtrace.bundle import blobs
+from symtrace.bundle.files import atomic_write
 from symtrace.bundle.format import (
     DIGEST,
     EVENTS,
@@ -73,18 +74,6 @@ from symtrace.errors import (
 from symtrace.model.canonical import pretty_bytes
 from symtrace.model.events import Event
 from symtrace.model.redaction import Redactor
-
-
-def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Write via a temp file and rename, so readers see all of the old or all of the new."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        if durable:
-            fh.flush()
-            os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
 
 LOCK_TIMEOUT = 60.0  # seconds a writer waits for another writer to release the bundle
 
@@ -367,7 +356,7 @@ class _AddedBlobs:
     """The blobs one event adds to the pack: its `store` is what blobs.split calls.
 
     A ref already in the pack or already added is skipped; the pack bytes are collected as
-    pack lines (pack.pack_line), joined once for one append."""
+    pack lines (`REF JSON`), joined once for one append."""
 
     __slots__ = ("known", "pack", "refs", "store", "unchecked")
 
@@ -382,7 +371,7 @@ class _AddedBlobs:
             if ref in known or ref in refs:
                 return
             refs.add(ref)
-            pack.append(b"%b %b\n" % (ref.encode(), data))  # pack.pack_line, one call less
+            pack.append(b"%b %b\n" % (ref.encode(), data))
             if not known_clean:
                 unchecked.append(data)
 

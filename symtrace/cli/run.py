@@ -99,8 +99,6 @@ def _egress_note(egress: dict[str, Any]) -> str:
 
 # -- replay ------------------------------------------------------------------------------------
 def cmd_replay(args: argparse.Namespace) -> int:
-    # here, not at the top: `record` never prints a divergence (fast start)
-    from symtrace.cli.replay_output import anchor_attempts_text, print_divergence
     from symtrace.options import ReplayOptions
     from symtrace.process.runner import replay_bundle
 
@@ -127,10 +125,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
     outcome = replay_bundle(args.bundle, options)
     if outcome.anchor_note:
         term.err(f"symtrace: {outcome.anchor_note}")
-    if outcome.diverged:
+    if outcome.diverged:  # the divergence text is imported only for a diverged run (fast start)
+        from symtrace.cli.replay_output import print_divergence
+
         print_divergence(outcome)
         return outcome.exit_code
     if outcome.child_bundle is not None:
+        from symtrace.cli.replay_output import anchor_attempts_text
+
         lineage = (outcome.report_json or {}).get("lineage") or {}
         term.err(
             f"symtrace: selective replay wrote {outcome.child_bundle}: "

@@ -14,7 +14,6 @@ session in a process that already imported it fails before anything is written.
 
 from __future__ import annotations
 
-import importlib.abc
 import sys
 import threading
 from pathlib import Path
@@ -94,7 +93,7 @@ def arm() -> None:
         install_finder(_finder)
 
 
-class _RefusingFinder(importlib.abc.MetaPathFinder):
+class _RefusingFinder:  # a meta path finder, by protocol (fast start: no importlib.abc)
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> None:
         if fullname not in UNSUPPORTED:
             return None

@@ -12,10 +12,9 @@ imported (a post-import hook on sys.meta_path), or at once if it already is.
 
 from __future__ import annotations
 
-import ast
+import functools
 import importlib
 import importlib.util
-import os
 import sys
 import threading
 from collections.abc import Sequence
@@ -26,61 +25,22 @@ from typing import Any
 
 from symtrace.errors import AdapterError, AdapterNotFound
 from symtrace.frameworks import refusals as unsupported_frameworks
+from symtrace.model.runtime_info import entry_points
 from symtrace.patching import after_import, cancel_after_import
 
 GROUP = "symtrace.adapters"
 
 
-def registered() -> dict[str, Any]:
-    """name -> entry point, sorted by name; duplicate names are an error.
-
-    Scanning the installed distributions costs milliseconds and every session asks several
-    times (resolve, load per adapter, imported_unarmed), so the scan is cached under the
-    identity of what it read: the import path and the modification time of each of its
-    directories. Installing or removing a distribution adds or removes a `*.dist-info`
-    entry in its directory, which changes that directory's mtime, so a package installed
-    while the process runs is seen by the next session.
-    """
-    key = _installation_key()
-    with _registered_lock:
-        cached = _registered_cache.get(key)
-    if cached is None:
-        cached = _scan()
-        with _registered_lock:
-            _registered_cache.clear()  # one installation state at a time
-            _registered_cache[key] = cached
-    return dict(cached)
-
-
-def _scan() -> dict[str, Any]:
-    from importlib import metadata  # not at import: the instrumented child never scans
-
-    out: dict[str, Any] = {}
-    for ep in metadata.entry_points(group=GROUP):
-        if ep.name in out and out[ep.name].value != ep.value:
-            raise AdapterNotFound(f"two adapters are registered as {ep.name!r}")
-        out[ep.name] = ep
+def registered() -> dict[str, str]:
+    """name -> entry point value ("package:factory"), sorted by name; duplicate names are an
+    error. Read afresh each time (a directory listing per sys.path entry): a distribution
+    installed while the process runs is seen by the next session."""
+    out: dict[str, str] = {}
+    for name, value in entry_points(GROUP):
+        if name in out and out[name] != value:
+            raise AdapterNotFound(f"two adapters are registered as {name!r}")
+        out[name] = value
     return dict(sorted(out.items()))
-
-
-def _installation_key() -> tuple[tuple[str, tuple[int, int, int]], ...]:
-    """What the entry-point scan depends on: each import-path entry with its directory's
-    mtime and link count (a file system stamps times by the clock tick, so two changes within
-    one tick share an mtime; adding or removing a `*.dist-info` directory also changes the
-    link count). Entries that cannot be stat-ed count as missing."""
-    key = []
-    for entry in sys.path:
-        try:
-            st = os.stat(entry or ".")
-            stamp = (st.st_mtime_ns, st.st_nlink, st.st_ino)
-        except OSError:
-            stamp = (-1, -1, -1)
-        key.append((entry, stamp))
-    return tuple(key)
-
-
-_registered_cache: dict[tuple[tuple[str, tuple[int, int, int]], ...], dict[str, Any]] = {}
-_registered_lock = threading.Lock()
 
 
 def load(name: str) -> Any:
@@ -88,14 +48,7 @@ def load(name: str) -> Any:
     if name not in entries:
         known = ", ".join(entries) or "none installed"
         raise AdapterNotFound(f"no symtrace adapter named {name!r} (known: {known})")
-    try:
-        factory = entries[name].load()
-    except Exception as exc:  # any failure to import an adapter is reported typed
-        raise AdapterError(
-            f"symtrace adapter {name!r} ({entries[name].value}) failed to load: "
-            f"{type(exc).__name__}: {exc}"
-        ) from exc
-    return factory()
+    return Declaration(name, entries[name], "").load()
 
 
 class Armed:
@@ -183,13 +136,13 @@ def declarations() -> list[Declaration]:
     is loaded. One that fails to load is left out (reported where it is armed)."""
     out = []
     for name, entry in registered().items():
-        module = _static_module(entry.value)
+        module = _static_module(entry)
         if module is None:
             try:
                 module = load(name).module
             except AdapterError:
                 continue
-        out.append(Declaration(name, entry.value, module))
+        out.append(Declaration(name, entry, module))
     return out
 
 
@@ -203,10 +156,13 @@ def to_arm(names: Sequence[str] | None) -> list[Declaration]:
     return [d for d in declarations() if importlib.util.find_spec(d.module) is not None]
 
 
+@functools.lru_cache(maxsize=64)  # a parent asks twice (to_arm, declared_adapters)
 def _static_module(entry: str) -> str | None:
     """The `module = "..."` of the adapter class *entry* names, read from its source without
     importing it; None when it cannot be read that way (not a plain class in a source file,
     no literal, a class that decides its availability itself)."""
+    import ast  # here: only a parent declares adapters
+
     package, _, attribute = entry.partition(":")
     if "." in package or "." in attribute or "[" in attribute:
         return None

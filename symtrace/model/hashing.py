@@ -40,15 +40,6 @@ def content_digest(
     ))
 
 
-def is_digest(text: object) -> bool:
-    return (
-        isinstance(text, str)
-        and text.startswith(PREFIX)
-        and len(text) == len(PREFIX) + 64
-        and all(c in "0123456789abcdef" for c in text[len(PREFIX) :])
-    )
-
-
 def short(d: str, n: int = 10) -> str:
     """A short, human-readable prefix of a digest."""
     return d[len(PREFIX) : len(PREFIX) + n] if d.startswith(PREFIX) else d[:n]

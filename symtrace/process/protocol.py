@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import orjson
 
-from symtrace.bundle.writer import atomic_write
+from symtrace.bundle.files import atomic_write
 from symtrace.errors import HandBackError
 from symtrace.model.canonical import JSONValue
 from symtrace.session.scheduling_options import DEFAULT_STALL_TIMEOUT

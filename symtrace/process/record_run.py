@@ -8,14 +8,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symtrace.boundaries.egress import network_manifest
-from symtrace.bundle.completion import complete_bundle
 from symtrace.bundle.format import KIND_RECORDING
 from symtrace.bundle.manifest import new_manifest, new_seed
 from symtrace.bundle.output import OutputSlot
-from symtrace.bundle.writer import BundleWriter
 from symtrace.errors import (
     BundleWriteError,
     HandBackError,
@@ -31,6 +29,9 @@ from symtrace.process.consent import ENV_PREFIXES, approve_recorded
 from symtrace.process.protocol import ENV_LAUNCH, HandBack, Launch, Mode, Recorded
 from symtrace.process.spawn import declared_adapters, run_instrumented
 from symtrace.process.supervise import ChildExit
+
+if TYPE_CHECKING:
+    from symtrace.bundle.writer import BundleWriter
 
 
 class RecordStatus(StrEnum):
@@ -119,6 +120,9 @@ def record_command(
 def _record_into(slot: OutputSlot, manifest: dict[str, Any], redactor: Redactor,
                  command: Sequence[str], adapters: Sequence[str] | None, armed: list[Any],
                  secret_envs: Sequence[str], hash_seed: str, quiet: bool) -> RecordOutcome:
+    from symtrace.bundle.completion import complete_bundle  # here: a replay imports this module
+    from symtrace.bundle.writer import BundleWriter
+
     staged, out = slot.staged, slot.path
     writer = BundleWriter(staged, manifest, redactor=redactor).open()
     writer.close()

@@ -16,15 +16,13 @@ import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from symtrace.bundle.completion import complete_bundle
 from symtrace.bundle.manifest import child_manifest
 from symtrace.bundle.output import OutputSlot, check_target
 from symtrace.bundle.reader import Bundle, load_bundle
-from symtrace.bundle.writer import BundleWriter
 from symtrace.errors import (
     EXIT_DIVERGED,
     BundleFormatError,
@@ -33,7 +31,6 @@ from symtrace.errors import (
 )
 from symtrace.frameworks.refusals import refusal_error
 from symtrace.frameworks.registry import to_arm
-from symtrace.model.divergence import DivergenceReport
 from symtrace.model.redaction import REDACTED, SECRET_ENV_NAME, Redactor
 from symtrace.model.runtime_info import version_warnings
 from symtrace.options import ReplayOptions, given, in_child_process
@@ -49,7 +46,10 @@ from symtrace.process.spawn import (
 )
 from symtrace.process.supervise import ChildExit
 from symtrace.process.verdict import ReplayStatus, replay_report, verify_outcome
-from symtrace.replay.anchor_resolution import ResolvedAnchor, resolve_anchor
+
+if TYPE_CHECKING:
+    from symtrace.model.divergence import DivergenceReport
+    from symtrace.replay.anchor_resolution import ResolvedAnchor
 
 PLACEHOLDER_SECRET = "symtrace-redacted"
 
@@ -146,7 +146,11 @@ def _prepare(bundle_path: Path, options: ReplayOptions) -> _Prepared:
     """Everything that can fail before the program runs: the bundle read, the anchor
     resolved, the output paths checked, consent asked, the child bundle claimed."""
     bundle = load_bundle(bundle_path)
-    resolved = resolve_anchor(bundle, options.anchor) if options.anchor else None
+    resolved = None
+    if options.anchor:  # the graph walk a selective replay needs (fast start: a strict one not)
+        from symtrace.replay.anchor_resolution import resolve_anchor
+
+        resolved = resolve_anchor(bundle, options.anchor)
     out = options.out
     if resolved is not None and out is None:
         out = Path(f"{bundle_path.as_posix().rstrip('/')}-{resolved.event_id}")
@@ -186,6 +190,8 @@ def _prepare(bundle_path: Path, options: ReplayOptions) -> _Prepared:
     if resolved is not None and out is not None:
         slot = OutputSlot(out, force=options.force).claim()
         manifest = child_manifest(bundle, [a.name for a in armed])
+        from symtrace.bundle.writer import BundleWriter  # a selective replay's (fast start)
+
         try:
             BundleWriter(slot.staged, manifest, redactor=redactor).open().close()
         except BaseException:
@@ -296,6 +302,9 @@ def _complete_child(
     redactor: Redactor,
 ) -> Path:
     """Append the final result to the staged child bundle and move it into place."""
+    from symtrace.bundle.completion import complete_bundle
+    from symtrace.bundle.writer import BundleWriter
+
     try:
         writer = BundleWriter.reopen(slot.staged, redactor=redactor)
         lineage = {**(hand_back.lineage or {}), "requested_anchor": resolved.requested,

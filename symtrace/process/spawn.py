@@ -14,7 +14,6 @@ from pathlib import Path
 from symtrace._version import PACKAGE_ROOT
 from symtrace.frameworks import registry
 from symtrace.process.held_stderr import Held, held_path
-from symtrace.process.isolation import enter_private_network
 from symtrace.process.protocol import HandBack, Launch, read_hand_back
 from symtrace.process.supervise import ChildExit, run_child
 
@@ -57,8 +56,10 @@ def _run(argv: Sequence[str], cwd: str, env: dict[str, str], quiet: bool,
     if env.get("PYTHONPATH"):
         paths.append(env["PYTHONPATH"])
     env = {**env, "PYTHONPATH": os.pathsep.join(paths)}
-    return run_child(argv, cwd, env, quiet=quiet,
-                     before_exec=enter_private_network if isolate else None)
+    before_exec = None
+    if isolate:  # a strict replay's; imported here: ctypes is no recording's business
+        from symtrace.process.isolation import enter_private_network as before_exec
+    return run_child(argv, cwd, env, quiet=quiet, before_exec=before_exec)
 
 
 def declared_adapters() -> tuple[tuple[str, str, str], ...]:

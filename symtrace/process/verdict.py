@@ -17,12 +17,10 @@ from typing import Any
 
 from symtrace.bundle.reader import Bundle
 from symtrace.errors import OutcomeMismatch
-from symtrace.model.divergence import DivergenceKind, DivergenceReport
 from symtrace.model.events import EventType
 from symtrace.process.protocol import Diverged, HandBack, Replayed, hand_back_json
 from symtrace.replay.outcome_check import compare, normalised_lines
 from symtrace.replay.outcome_check import to_json as outcome_json
-from symtrace.replay.reports import outcome_hint as turn_or_entropy_hint
 
 
 class ReplayStatus(StrEnum):
@@ -78,6 +76,8 @@ def verify_outcome(bundle: Bundle, replayed: Replayed, final_value: Any, code: i
     )
     if difference is None:
         return None
+    from symtrace.model.divergence import DivergenceKind, DivergenceReport  # only if it differs
+
     report = DivergenceReport(
         kind=DivergenceKind.OUTCOME_MISMATCH,
         bundle=str(bundle.path),
@@ -126,7 +126,11 @@ def outcome_hint(bundle: Bundle, difference: str, stdout: bytes,
         actual = Counter(normalised_lines(stdout, volatile))
         if expected - actual and not actual - expected:
             return TOOL_BODY_HINT.format(difference=difference, tools=tools)
-    return turn_or_entropy_hint(bundle, difference, final_value)
+    # here, not at the top: the replay reports (and the session core they import) are read
+    # only for an outcome that differs
+    from symtrace.replay.reports import outcome_hint
+
+    return outcome_hint(bundle, difference, final_value)
 
 
 def recording_incomplete(bundle: Bundle, hand_back: HandBack | None) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 `new_recording` creates the bundle (the API, `symtrace.record`); `continued_recording`
 continues one the `symtrace record` parent created (its child, which holds the bundle's lock
-from before the program runs until it ends; the parent then reopens it and seals it).
+from its session's start, before the first boundary call, until it ends; the parent then
+reopens it and seals it).
 """
 
 from __future__ import annotations

@@ -204,10 +204,6 @@ class Matcher:
                 and self._hash_for(call, head) == head.request_hash)
 
     # -- turns ---------------------------------------------------------------------------------
-    def bound_key(self, turn: Turn | None) -> str | None:
-        """The recorded turn *turn* was bound to (None: not bound, or no turn)."""
-        return None if turn is None else self._bound.get(turn)
-
     def _turn_match(self, call: BoundaryCall, turn: Turn) -> Event | Mismatch:
         found = self._turn_match_by_tree(call, turn)
         if isinstance(found, Mismatch):

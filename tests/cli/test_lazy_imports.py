@@ -96,13 +96,17 @@ def test_public_names_resolve_on_first_use_and_keep_their_role() -> None:
 
 
 # what a trivial program's instrumented process must not import: an HTTP library or a
-# framework adapter it never uses, the entry-point scan, the other mode's machinery
+# framework adapter it never uses, TLS (the egress patch of TLS sends waits for `import ssl`),
+# the metadata scans, the other mode's machinery; and before a recording's first boundary
+# call, none of the session machinery
 CHILD_NEVER = ("httpx", "httpx2", "rich", "importlib.metadata", "symtrace.frameworks.contract",
-               "symtrace_ag2", "symtrace_ag2v1", "symtrace_crewai",
-               "symtrace_autogen_agentchat")
+               "ssl", "tempfile", "importlib.resources", "symtrace_ag2", "symtrace_ag2v1",
+               "symtrace_crewai", "symtrace_autogen_agentchat")
+SESSION = ("asyncio", "symtrace.session.core", "symtrace.session.scheduling",
+           "symtrace.bundle.writer", "symtrace.model.graph", "symtrace.record")
 PROBE = (
     "import json, sys\n"
-    f"never = {CHILD_NEVER!r}\n"
+    f"never = {CHILD_NEVER + SESSION!r}\n"
     "loaded = sorted(h for h in never if any(m == h or m.startswith(h + '.') "
     "for m in sys.modules))\n"
     "replayer = 'symtrace.replay.replayer' in sys.modules\n"
@@ -115,7 +119,8 @@ def test_a_trivial_program_s_instrumented_process_imports_only_its_mode(tmp_path
     """Record and strict replay of `print('hello')`: the child starts its session without
     httpx (its seam waits for the import), any adapter (armed from the parent's declarations,
     imported with its framework) or the entry-point scan; a recording never loads the
-    replayer, nor importlib.metadata."""
+    replayer, and either mode starts its session (the writer or the replayer, the scheduler,
+    asyncio) only when a boundary hook imports the session core: this program has none."""
     program, seen = tmp_path / "probe.py", tmp_path / "seen.json"
     program.write_text(PROBE)
     bundle = tmp_path / "bundle"
@@ -129,8 +134,7 @@ def test_a_trivial_program_s_instrumented_process_imports_only_its_mode(tmp_path
     done = subprocess.run([*cli, "replay", str(bundle), "--quiet", "--trust"],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    # a replay reads the installed versions (importlib.metadata) to warn of changed ones
-    assert json.loads(seen.read_text()) == [["importlib.metadata"], True]
+    assert json.loads(seen.read_text()) == [[], False]
 
 
 def test_the_parent_arms_every_installed_adapter_without_importing_one() -> None:
@@ -145,3 +149,34 @@ def test_the_parent_arms_every_installed_adapter_without_importing_one() -> None
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+PARENT_NEVER = ("asyncio", "importlib.metadata", "symtrace.session.core", "ssl",
+                "symtrace.replay.replayer", "symtrace.replay.matching", "httpx", "rich")
+# a strict replay that matched writes no bundle, walks no graph and renders no divergence
+STRICT_REPLAY_NEVER = ("symtrace.bundle.writer", "symtrace.bundle.completion",
+                       "symtrace.model.graph", "symtrace.model.divergence",
+                       "symtrace.cli.replay_output", "symtrace.replay.anchor_resolution")
+
+
+def test_the_cli_parent_of_record_and_replay_starts_no_session_machinery(tmp_path) -> None:
+    """The `symtrace record` / strict `symtrace replay` process itself: no session, no
+    scheduler or asyncio, no replay matching, no importlib.metadata (symtrace reads versions
+    and entry points from the distributions' metadata files itself)."""
+    (tmp_path / "hello.py").write_text("print('hello')\n")
+    for argv, never in ((["record", "-o", "b", "--quiet", "--", sys.executable, "hello.py"],
+                         PARENT_NEVER),
+                        (["replay", "b", "--quiet", "--trust"],
+                         PARENT_NEVER + STRICT_REPLAY_NEVER)):
+        code = (
+            "import json, sys\n"
+            "from symtrace.cli import main\n"
+            f"code = main({argv!r})\n"
+            f"never = {never!r}\n"
+            "print(json.dumps([code, sorted(h for h in never if any(m == h or "
+            "m.startswith(h + '.') for m in sys.modules))]))\n"
+        )
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=120, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout.splitlines()[-1]) == [0, []], argv

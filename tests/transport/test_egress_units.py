@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import socket
 import ssl
+import subprocess
+import sys
 
 import pytest
 
@@ -64,6 +66,29 @@ def test_install_and_uninstall_are_symmetric(make):
         watch.install()
     watch.uninstall()
     assert _socket_methods() == before
+
+
+def test_the_recorder_patches_tls_sends_when_ssl_is_first_imported():
+    """ssl is not imported for a program without TLS (fast start); its sends are watched from
+    the moment it is, and restored on uninstall."""
+    code = (
+        "import sys\n"
+        "from symtrace.boundaries.egress import EgressRecorder\n"
+        "assert 'ssl' not in sys.modules\n"
+        "recorder = EgressRecorder()\n"
+        "recorder.install()\n"
+        "assert 'ssl' not in sys.modules\n"
+        "import ssl\n"
+        "assert 'send' in vars(ssl.SSLSocket) and ssl.SSLSocket.send.__name__ == 'send'\n"
+        "assert ssl.SSLSocket.sendall.__qualname__.startswith('_SocketWatch._send')\n"
+        "recorder.uninstall()\n"
+        "assert ssl.SSLSocket.sendall.__qualname__ == 'SSLSocket.sendall'\n"
+        "recorder.install()  # ssl imported now: patched at once\n"
+        "assert ssl.SSLSocket.sendall.__qualname__.startswith('_SocketWatch._send')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
 
 
 def test_the_guard_refuses_with_host_port_and_stack_and_lets_unix_sockets_pass():

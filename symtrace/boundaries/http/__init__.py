@@ -27,7 +27,6 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Protocol
 
-from symtrace.boundaries.http.exchange import finish_open_streams, sending_library
 from symtrace.patching import (
     Patch,
     PatchSet,
@@ -116,6 +115,14 @@ def uninstall() -> None:
                 _patched_owners.discard(id(patch.owner))
 
 
+def finish_open_streams() -> None:
+    """exchange.finish_open_streams, when a seam ever ran: the exchange core (and the session
+    it imports) is loaded with the first seam, not before the program starts (fast start)."""
+    exchange = sys.modules.get("symtrace.boundaries.http.exchange")
+    if exchange is not None:
+        exchange.finish_open_streams()
+
+
 def is_installed() -> bool:
     return _users > 0
 
@@ -150,6 +157,5 @@ __all__ = [
     "install",
     "installed_seams",
     "is_installed",
-    "sending_library",
     "uninstall",
 ]
