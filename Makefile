@@ -2,6 +2,11 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
+# Some images set PYTHONDONTWRITEBYTECODE: Python then keeps no bytecode cache, so every symtrace
+# process a test starts recompiles symtrace from source (~0.4 s CPU a run, measured on `symtrace
+# record` of a one-line program) and pytest rewrites every test module again in each run. Recipes
+# run without it, as users' machines do.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: published-examples demo mutation-suite test test-main test-next test-versions lint bench setup browser local-llm \
         test-local-llm study-stub study-local generated replay-stress \
@@ -38,14 +43,19 @@ browser:
 
 # The whole test suite (what CI runs): the main environment (.venv, constraints.txt: openai 2,
 # classic AG2, CrewAI, AgentChat), then the second one (.nox/next, constraints-next.txt: openai 3
-# over httpx2, anthropic 2, AG2 1.x, AgentChat on openai 3; noxfile.py says why it is separate).
-# `make test-versions` (3.12 and 3.13) is not in it yet: it has not had a green run of the whole
-# merged tree, and with it CI would pass its ~25 min budget (issue 41 stays open for both).
-test: test-main test-next
+# over httpx2, anthropic 2, AG2 1.x, AgentChat on openai 3; noxfile.py says why it is separate),
+# then the version-sensitive suites of both on Python 3.12 and 3.13 (test-versions).
+# TEST_WORKERS pytest processes share each suite (pytest-xdist, whole files per process so a
+# module's recorded fixtures are made once); 0 runs a suite in one process.
+TEST_WORKERS ?= 2
+export TEST_WORKERS
+XDIST = -n $(TEST_WORKERS) --dist loadfile
+
+test: test-main test-next test-versions
 
 test-main: setup browser
 	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks experiments noxfile.py
-	$(PY) -m pytest -q -p no:cacheprovider --durations=25
+	$(PY) -m pytest -q -p no:cacheprovider $(XDIST) --durations=25
 
 test-next: setup
 	$(VENV)/bin/nox -s next
@@ -59,25 +69,10 @@ find_python = $(firstword $(filter-out %/shims/python$(1),$(shell command -v pyt
           /root/.pyenv/versions/$(1).*/bin/python$(1) 2>/dev/null | sort -V | tail -n 1))
 PYTHON312 ?= $(call find_python,3.12)
 PYTHON313 ?= $(call find_python,3.13)
-# What CI runs on them (its budget: the whole version-sensitive suites are `nox -s versions
-# versions_next` without these): the HTTP seams and streams, completion order and hand-off, a
-# round trip per framework.
-VERSION_TESTS ?= tests/transport tests/unit/test_completion_order.py \
-  tests/unit/test_handoff.py tests/unit/test_order_without_timing.py \
-  tests/unit/test_attribution.py tests/unit/test_patching.py tests/adapters/ag2/test_roundtrip.py \
-  tests/adapters/crewai/test_crewai_roundtrip.py \
-  tests/adapters/autogen_agentchat/test_agentchat_roundtrip.py \
-  tests/adapters/autogen_agentchat/test_agentchat_boundaries.py
-VERSION_TESTS_NEXT ?= tests/next_stack/test_transport.py tests/next_stack/test_anchor_retry.py \
-  tests/next_stack/test_early_closed_stream.py tests/next_stack/test_openai3_program.py \
-  tests/next_stack/ag2v1/test_ag2v1_hooks.py
-
 test-versions: setup
 	@test -x "$(PYTHON312)" || { echo "error: Python 3.12 not found: no python3.12 on PATH, none in pyenv's versions; set PYTHON312=/path/to/python3.12" >&2; exit 1; }
 	@test -x "$(PYTHON313)" || { echo "error: Python 3.13 not found: no python3.13 on PATH, none in pyenv's versions; set PYTHON313=/path/to/python3.13" >&2; exit 1; }
-	PATH="$(dir $(PYTHON312)):$(dir $(PYTHON313)):$$PATH" \
-	  SYMTRACE_VERSION_TESTS="$(VERSION_TESTS)" SYMTRACE_VERSION_TESTS_NEXT="$(VERSION_TESTS_NEXT)" \
-	  $(VENV)/bin/nox -s versions versions_next
+	PATH="$(dir $(PYTHON312)):$(dir $(PYTHON313)):$$PATH" $(VENV)/bin/nox -s versions versions_next
 
 lint: setup
 	$(VENV)/bin/ruff check symtrace adapters tests examples benchmarks experiments noxfile.py

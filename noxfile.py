@@ -14,9 +14,7 @@ each in its own `.nox/versions-3-1X` / `.nox/versions_next-3-1X` venv, run the s
 Python version can change behaviour (frame inspection, asyncio internals, the garbage
 collector, the bootstrap, the HTTP patches, framework hooks): tests/unit, tests/transport,
 tests/integrity, tests/adapters and tests/next_stack, without the slow subprocess-heavy
-tests, which run on 3.11 only. `make test-versions` runs a selection of them (the Makefile's
-VERSION_TESTS: the HTTP seams and streams, completion order and hand-off, attribution and
-patching, one round trip per framework); it is not part of `make test` (CI) yet (README).
+tests, which run on 3.11 only (`make test-versions`, part of `make test`, so of CI).
 Interpreters are looked up as `python3.12` / `python3.13` on PATH (the Makefile puts
 pyenv's there), never downloaded: a missing one fails.
 
@@ -54,13 +52,10 @@ nox.options.download_python = "never"  # no interpreter from the network: a miss
 
 OTHER_PYTHONS = ("3.12", "3.13")
 VERSION_SUITES = ("tests/unit", "tests/transport", "tests/integrity", "tests/adapters")
-# SYMTRACE_VERSION_TESTS / SYMTRACE_VERSION_TESTS_NEXT (paths, space-separated) narrow what the
-# `versions` / `versions_next` sessions run: CI's budget takes a selection (Makefile).
-SELECTION_ENV = "SYMTRACE_VERSION_TESTS"
-# Warnings nobody reads are errors here (and in the main suite: pyproject.toml): an unclosed
-# resource, an exception a thread ended with.
-STRICT_WARNINGS = ("-W", "error::ResourceWarning",
-                   "-W", "error::pytest.PytestUnhandledThreadExceptionWarning")
+# pytest processes per session (pytest-xdist, whole files per process); `make` passes its
+# TEST_WORKERS, 0 runs in one process. Unclosed resources and exceptions threads end with are
+# errors in every session (pyproject.toml's filterwarnings).
+WORKERS = ("-n", os.environ.get("TEST_WORKERS", "2"), "--dist", "loadfile")
 
 
 @nox.session(name="next", venv_backend="venv")
@@ -69,7 +64,8 @@ def next_stack(session: nox.Session) -> None:
     session.install("-q", "-c", str(CONSTRAINTS), "-e", f".[{EXTRAS}]")
     session.run("python", "-m", "pip", "check", silent=True)
     session.run(
-        "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", TESTS, *session.posargs,
+        "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *WORKERS, TESTS,
+        *session.posargs,
     )
 
 
@@ -78,9 +74,8 @@ def versions(session: nox.Session) -> None:
     """The version-sensitive suites of the main stack on another Python (not the slow ones)."""
     session.install("-q", "-c", str(ROOT / "constraints.txt"), "-e", ".[frameworks,test]")
     session.run("python", "-m", "pip", "check", silent=True)
-    suites = os.environ.get(SELECTION_ENV, "").split() or VERSION_SUITES
     session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
-                *STRICT_WARNINGS, *suites, *session.posargs)
+                *WORKERS, *VERSION_SUITES, *session.posargs)
 
 
 @nox.session(python=OTHER_PYTHONS, venv_backend="venv")
@@ -88,9 +83,8 @@ def versions_next(session: nox.Session) -> None:
     """tests/next_stack on another Python (not the slow ones)."""
     session.install("-q", "-c", str(CONSTRAINTS), "-e", f".[{EXTRAS}]")
     session.run("python", "-m", "pip", "check", silent=True)
-    suites = os.environ.get(SELECTION_ENV + "_NEXT", "").split() or [TESTS]
     session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
-                *STRICT_WARNINGS, *suites, *session.posargs)
+                *WORKERS, TESTS, *session.posargs)
 
 
 @nox.session(venv_backend="venv", reuse_venv=False)
