@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import ipaddress
+import logging
 import os
 import socket
 import tempfile
@@ -86,3 +87,23 @@ def _loopback_only_network() -> Iterator[None]:
         yield
     finally:
         patches.uninstall()
+
+
+@pytest.fixture(autouse=True)
+def _logging_left_as_found() -> Iterator[None]:
+    """Handlers, levels and formatters a test (or a framework it imports) configures are put
+    back afterwards: frameworks print through logging, and under pytest-xdist a handler one
+    test's framework left behind showed up in another test's recorded console output."""
+    known = logging.Logger.manager.loggerDict.values()
+    loggers = [logging.getLogger(), *(lg for lg in known if isinstance(lg, logging.Logger))]
+    saved = [(logger, list(logger.handlers), logger.level, logger.propagate, logger.disabled,
+              [(h, h.formatter) for h in logger.handlers]) for logger in loggers]
+    factory = logging.getLogRecordFactory()
+    yield
+    for logger, handlers, level, propagate, disabled, formatters in saved:
+        logger.handlers[:] = handlers
+        logger.setLevel(level)  # (clears the enabled-for caches)
+        logger.propagate, logger.disabled = propagate, disabled
+        for handler, formatter in formatters:
+            handler.formatter = formatter
+    logging.setLogRecordFactory(factory)
