@@ -8,7 +8,10 @@ reporting these tests as passed or skipped.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 
@@ -35,3 +38,30 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(
             "tests/next_stack runs in the second test environment only (`nox -s next`); "
             "this environment has " + ", ".join(wrong))
+
+
+# AG2 1.x makes a model client for every agent run (`config.create()` in ag2/agent.py: an
+# AsyncOpenAI with its own connection pool) and never closes it, so the garbage collector
+# reclaims its connections with a ResourceWarning, in whatever test it happens to run. That
+# leak is the framework's, not the program's or symtrace's: in the tests that run AG2 1.x
+# agents it is silenced and collected before the test ends, so it cannot land in a later test.
+# Every other ResourceWarning stays an error (pyproject.toml).
+_RUNS_AG2 = ("ag2v1", "generated", "test_published_ag2v1.py", "test_stack.py")
+
+
+def _runs_ag2(item: pytest.Item) -> bool:
+    parts = Path(item.path).relative_to(Path(__file__).parent).parts
+    return parts[0] in _RUNS_AG2
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _runs_ag2(item):
+            item.add_marker(pytest.mark.filterwarnings("ignore::ResourceWarning"))
+
+
+@pytest.fixture(autouse=True)
+def _ag2_clients_collected(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    if _runs_ag2(request.node):
+        gc.collect()

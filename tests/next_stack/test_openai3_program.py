@@ -36,9 +36,9 @@ def program() -> str:
         print("tool:", forecast("Lisbon"))
 
         async def pack() -> str:
-            aclient = openai.AsyncOpenAI(max_retries=0)
-            reply = await aclient.chat.completions.create(
-                model="gpt-4o-mini", messages=[{"role": "user", "content": PROMPTS["pack"]}])
+            async with openai.AsyncOpenAI(max_retries=0) as aclient:
+                reply = await aclient.chat.completions.create(
+                    model="gpt-4o-mini", messages=[{"role": "user", "content": PROMPTS["pack"]}])
             return reply.choices[0].message.content or ""
 
         print("pack:", asyncio.run(pack()))
@@ -47,6 +47,7 @@ def program() -> str:
             messages=[{"role": "user", "content": "Summarise the day."}])
         print("summary:", "".join(chunk.choices[0].delta.content or ""
                                   for chunk in stream if chunk.choices))
+        client.close()
     return out.getvalue()
 
 
