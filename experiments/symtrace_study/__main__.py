@@ -53,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     except SymtraceError as exc:
         console.print(f"[red]error:[/red] {exc}", highlight=False)
         return exc.exit_code
+    finally:
+        console.file.close()  # its own duplicate of fd 2 (`main` also runs in-process)
 
 
 def _run(args: argparse.Namespace, console: Any) -> int:

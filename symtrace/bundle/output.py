@@ -59,11 +59,12 @@ def check_target(path: str | os.PathLike[str], force: bool) -> None:
 def is_bundle_dir(path: Path) -> bool:
     """A directory of a bundle's regular files only, with a manifest that is a bundle's."""
     try:
-        for entry in os.scandir(path):
-            if not entry.is_file(follow_symlinks=False):
-                return False
-            if entry.name not in BUNDLE_FILES and not _writer_temp(entry.name):
-                return False
+        with os.scandir(path) as entries:  # closed on the early returns too
+            for entry in entries:
+                if not entry.is_file(follow_symlinks=False):
+                    return False
+                if entry.name not in BUNDLE_FILES and not _writer_temp(entry.name):
+                    return False
         manifest_path = path / MANIFEST
         if manifest_path.lstat().st_size > MAX_MANIFEST_BYTES:
             return False
