@@ -163,11 +163,12 @@ class TestBadInput:
 
 class TestSecrets:
     def test_secret_shaped_value_is_refused_and_nothing_written(self, tmp_path):
-        session, _writer = recorder(tmp_path / "b")
+        session, writer = recorder(tmp_path / "b")
         before = (tmp_path / "b" / "events.jsonl").read_bytes()
         leaked = "sk-" + "A1b2C3d4" * 4
         with pytest.raises(RedactionError):
             run(session, llm_call(chat_request(f"my key is {leaked}")), chat_response("ok"))
+        writer.abort()  # what a refused recording's owner does: its files closed, not sealed
         assert (tmp_path / "b" / "events.jsonl").read_bytes() == before
         assert not any(leaked.encode() in p.read_bytes() for p in (tmp_path / "b").iterdir())
 
