@@ -257,5 +257,6 @@ def test_a_closed_pipe_ends_quietly_with_141(tmp_path):
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # the reader is gone before symtrace writes a line
     err = proc.stderr.read().decode()
+    proc.stderr.close()
     assert proc.wait(timeout=60) == 141, err
     assert "Traceback" not in err

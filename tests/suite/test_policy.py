@@ -276,7 +276,8 @@ def test_policy_cli_writes_the_port_file_and_serves(tmp_path: Path) -> None:
         assert message["tool_calls"][0]["function"]["name"] == "wiki_search"
     finally:
         proc.terminate()
-        assert proc.wait(timeout=10) == 0
+        proc.communicate(timeout=10)  # waits, and closes its pipes
+        assert proc.returncode == 0
     bad = subprocess.run(
         [
             sys.executable,

@@ -209,7 +209,8 @@ def test_separate_process_ready_file(tmp_path: Path) -> None:
         assert remote_state(urls)["shop"]["orders"]["O-1013"]["status"] == "processing"
     finally:
         proc.terminate()
-        assert proc.wait(timeout=10) == 0
+        proc.communicate(timeout=10)  # waits, and closes its pipes
+        assert proc.returncode == 0
 
 
 def test_ready_file_in_missing_directory_is_a_usage_error(tmp_path: Path) -> None:

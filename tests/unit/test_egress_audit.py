@@ -90,6 +90,8 @@ def test_strict_replay_refuses_raw_connect_and_sendmsg():
         unix_a, unix_b = socket.socketpair()  # local IPC is not egress
         unix_a.sendmsg([b"ok"])
         assert unix_b.recv(2) == b"ok"
+        unix_a.close()
+        unix_b.close()
     finally:
         guard.uninstall()
         server.close()

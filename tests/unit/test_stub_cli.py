@@ -54,7 +54,7 @@ def test_cli_serves_until_sigterm(tmp_path: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait()
+        proc.communicate()  # waits, and closes its pipes
 
 
 def test_cli_stochastic_sigint(tmp_path: Path) -> None:
@@ -70,7 +70,7 @@ def test_cli_stochastic_sigint(tmp_path: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait()
+        proc.communicate()  # waits, and closes its pipes
 
 
 def test_cli_usage_errors_exit_2_before_listening(tmp_path: Path) -> None:
