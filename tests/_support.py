@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import subprocess
 import sys
 import tempfile
 from collections import Counter
@@ -149,3 +150,11 @@ def check_selective_replay_and_strict_child(
     assert stub.served == served, "the child's strict replay sent a request"
     assert again.final == child.final_result().response["value"]
     return again
+
+
+def python_ok(code: str) -> None:
+    """Run *code* in a fresh interpreter (what `sys.modules` holds at its start matters) and
+    fail with its stderr unless it exits 0."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr

@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+from tests._support import python_ok
+
 HEAVY = (
     "rich", "httpx", "httpx2", "asyncio", "aiohttp", "urllib3",
     "symtrace.api", "symtrace.replay.replayer", "symtrace.session.core", "symtrace.diagnosis",
@@ -89,9 +91,7 @@ def test_public_names_resolve_on_first_use_and_keep_their_role() -> None:
         "else:\n"
         "    raise SystemExit('no AttributeError')\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
+    python_ok(code)
 
 
 
@@ -146,9 +146,7 @@ def test_the_parent_arms_every_installed_adapter_without_importing_one() -> None
         "loaded = [m for m in sys.modules if m.startswith('symtrace_')]\n"
         "assert not loaded, loaded\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
+    python_ok(code)
 
 
 PARENT_NEVER = ("asyncio", "importlib.metadata", "symtrace.session.core", "ssl",

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import socket
 import ssl
-import subprocess
-import sys
 
 import pytest
 
 from symtrace.boundaries.egress import EgressGuard, EgressRecorder, HostPort, canonical_host
+from tests._support import python_ok
 
 
 @pytest.mark.parametrize("alias", [
@@ -86,9 +85,7 @@ def test_the_recorder_patches_tls_sends_when_ssl_is_first_imported():
         "recorder.install()  # ssl imported now: patched at once\n"
         "assert ssl.SSLSocket.sendall.__qualname__.startswith('_SocketWatch._send')\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
+    python_ok(code)
 
 
 def test_the_guard_refuses_with_host_port_and_stack_and_lets_unix_sockets_pass():
